@@ -335,3 +335,40 @@ func appendString(buf []byte, s string) []byte {
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
+
+// ToWire converts a value back to its wire form.
+func (v *Value) ToWire() *Wire {
+	w := &Wire{}
+	switch v.T {
+	case S:
+		w.S = &v.Str
+	case N:
+		w.N = &v.Str
+	case B:
+		w.B = &v.Bin
+	case BOOL:
+		w.BOOL = &v.Bool
+	case NULL:
+		t := true
+		w.NULL = &t
+	case SS:
+		w.SS = &v.Strs
+	case NS:
+		w.NS = &v.Strs
+	case BS:
+		w.BS = &v.Bins
+	case M:
+		m := make(map[string]*Wire, len(v.Map))
+		for k, c := range v.Map {
+			m[k] = c.ToWire()
+		}
+		w.M = &m
+	case L:
+		l := make([]*Wire, len(v.List))
+		for i, c := range v.List {
+			l[i] = c.ToWire()
+		}
+		w.L = &l
+	}
+	return w
+}

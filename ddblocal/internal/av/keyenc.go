@@ -52,3 +52,11 @@ func appendNumberKey(buf []byte, s string) []byte {
 	}
 	return append(buf, 0xFF)
 }
+
+// AppendKeyPrefix appends the encoding of an S or B value without its
+// terminator: the encodings of exactly the values that begin with v start
+// with it (begins_with on a sort key becomes a key range).
+func AppendKeyPrefix(buf []byte, v *Value) []byte {
+	enc := AppendKey(nil, v)
+	return append(buf, enc[:len(enc)-2]...)
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"lastro/ddblocal"
+)
+
+// ddbServe runs the embedded store on its own: lastro ddb serve.
+func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ddb serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8000", "listen address")
+	dir := fs.String("data-dir", "./lastro-ddb", "data directory")
+	mem := fs.Bool("in-memory", false, "keep everything in memory (nothing survives a restart)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	opts := ddblocal.Options{Dir: *dir, Logger: log}
+	if *mem {
+		opts.Dir = ""
+	}
+	st, err := ddblocal.Open(opts)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	where := opts.Dir
+	if where == "" {
+		where = ":memory:"
+	}
+	log.Info("embedded DynamoDB store listening", "addr", ln.Addr().String(), "data", where)
+	return st.Serve(ctx, ln)
+}

@@ -1,0 +1,46 @@
+// Command lastro runs the Lastro collections engine and its tools.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "lastro:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: lastro <command> [flags]
+
+commands:
+  ddb serve    run the embedded DynamoDB-compatible store standalone
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	switch args[0] {
+	case "ddb":
+		if len(args) < 2 || args[1] != "serve" {
+			fmt.Fprint(stderr, usage)
+			return fmt.Errorf("unknown ddb command")
+		}
+		return ddbServe(ctx, args[2:], stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,140 @@
+package ddblocal
+
+import (
+	"fmt"
+
+	"lastro/ddblocal/internal/av"
+)
+
+const (
+	maxItemBytes     = 400 * 1024
+	maxHashKeyBytes  = 2048
+	maxRangeKeyBytes = 1024
+)
+
+// checkKeyValue applies the rules every key attribute value obeys.
+func checkKeyValue(name string, v *av.Value, isRange bool) error {
+	switch v.T {
+	case av.S:
+		if v.Str == "" {
+			return validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", name)
+		}
+	case av.B:
+		if len(v.Bin) == 0 {
+			return validation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty binary value. Key: %s", name)
+		}
+	}
+	size := av.Size(v)
+	if !isRange && size > maxHashKeyBytes {
+		return validation("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes")
+	}
+	if isRange && size > maxRangeKeyBytes {
+		return validation("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
+	}
+	return nil
+}
+
+// parseKey validates a Key member against the table's key schema and
+// returns it as an item holding just the key attributes.
+func parseKey(d *tableDef, w av.WireItem) (av.Item, error) {
+	key, err := av.ItemFromWire(w)
+	if err != nil {
+		return nil, validation("%s", err.Error())
+	}
+	if err := matchKey(d, key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// matchKey checks that key holds exactly the table's key attributes.
+func matchKey(d *tableDef, key av.Item) error {
+	want := 1
+	if d.Range.Name != "" {
+		want = 2
+	}
+	h := key[d.Hash.Name]
+	if len(key) != want || h == nil || h.T != d.Hash.Type {
+		return validation("The provided key element does not match the schema")
+	}
+	if d.Range.Name != "" {
+		r := key[d.Range.Name]
+		if r == nil || r.T != d.Range.Type {
+			return validation("The provided key element does not match the schema")
+		}
+	}
+	if err := checkKeyValue(d.Hash.Name, h, false); err != nil {
+		return err
+	}
+	if d.Range.Name != "" {
+		return checkKeyValue(d.Range.Name, key[d.Range.Name], true)
+	}
+	return nil
+}
+
+// checkItem validates a whole item about to be written: table keys
+// present and typed, index keys typed, size within the limit.
+func checkItem(d *tableDef, it av.Item) error {
+	for _, k := range []keyDef{d.Hash, d.Range} {
+		if k.Name == "" {
+			continue
+		}
+		v := it[k.Name]
+		if v == nil {
+			return validation("One or more parameter values were invalid: Missing the key %s in the item", k.Name)
+		}
+		if v.T != k.Type {
+			return validation("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s", k.Name, k.Type, v.T)
+		}
+		if err := checkKeyValue(k.Name, v, k == d.Range); err != nil {
+			return err
+		}
+	}
+	if err := checkIndexKeys(d, it); err != nil {
+		return err
+	}
+	if av.ItemSize(it) > maxItemBytes {
+		return validation("Item size has exceeded the maximum allowed size")
+	}
+	return nil
+}
+
+// checkIndexKeys rejects index key attributes of the wrong type or empty.
+func checkIndexKeys(d *tableDef, it av.Item) error {
+	for _, ix := range d.Indexes {
+		for _, k := range []keyDef{ix.Hash, ix.Range} {
+			if k.Name == "" {
+				continue
+			}
+			v := it[k.Name]
+			if v == nil {
+				continue
+			}
+			if v.T != k.Type {
+				return validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", k.Name, k.Type, v.T, ix.Name)
+			}
+			if (v.T == av.S && v.Str == "") || (v.T == av.B && len(v.Bin) == 0) {
+				return validation("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s", emptyKind(v.T), ix.Name, k.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func emptyKind(t av.Type) string {
+	if t == av.B {
+		return "binary"
+	}
+	return "string"
+}
+
+// keyOf extracts the primary key attributes of an item.
+func keyOf(d *tableDef, it av.Item) av.Item {
+	k := av.Item{d.Hash.Name: it[d.Hash.Name]}
+	if d.Range.Name != "" {
+		k[d.Range.Name] = it[d.Range.Name]
+	}
+	return k
+}
+
+func (d *tableDef) String() string { return fmt.Sprintf("table %s", d.Name) }

@@ -1,0 +1,482 @@
+package ddblocal
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/expr"
+)
+
+// maxPageBytes is DynamoDB's 1 MB limit on the data a Query or Scan reads
+// per call, evaluated before any filter.
+const maxPageBytes = 1 << 20
+
+type pageOutput struct {
+	Items            []av.Item         `json:"Items,omitempty"`
+	Count            int               `json:"Count"`
+	ScannedCount     int               `json:"ScannedCount"`
+	LastEvaluatedKey av.Item           `json:"LastEvaluatedKey,omitempty"`
+	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+}
+
+// readPlan is everything a Query or Scan needs to walk one key range.
+type readPlan struct {
+	t          *table
+	d          *tableDef
+	ix         *indexDef // nil for the base table
+	lo, hi     []byte
+	reverse    bool
+	limit      int
+	filter     *expr.Condition
+	proj       projector
+	count      bool // Select COUNT
+	fetchBase  bool // LSI read that needs attributes outside the projection
+	consistent bool
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// run executes a plan and builds the page.
+func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p.lo, UpperBound: p.hi})
+	if err != nil {
+		return nil, err
+	}
+	defer iter.Close()
+	out := &pageOutput{}
+	if !p.count {
+		out.Items = []av.Item{}
+	}
+	size := 0
+	var last av.Item
+	valid := iter.First()
+	if p.reverse {
+		valid = iter.Last()
+	}
+	stopped := false
+	for ; valid; valid = step(iter, p.reverse) {
+		if out.ScannedCount >= p.limit || size >= maxPageBytes {
+			stopped = true
+			break
+		}
+		it, err := av.DecodeItem(iter.Value())
+		if err != nil {
+			return nil, fmt.Errorf("ddblocal: decode %x: %w", iter.Key(), err)
+		}
+		size += av.ItemSize(it)
+		out.ScannedCount++
+		last = it
+		if p.fetchBase {
+			full, err := s.get(p.d.baseKey(it))
+			if err != nil {
+				return nil, err
+			}
+			if full != nil {
+				size += av.ItemSize(full)
+				it = full
+			}
+		}
+		if p.filter != nil && !p.filter.Eval(it) {
+			continue
+		}
+		out.Count++
+		if !p.count {
+			out.Items = append(out.Items, p.proj.apply(it))
+		}
+	}
+	if stopped && last != nil {
+		out.LastEvaluatedKey = p.lastKey(last)
+	}
+	name := ""
+	if p.ix != nil {
+		name = p.ix.Name
+	}
+	u := newUsage(p.d.Name, true)
+	units := readUnits(size, p.consistent)
+	if name == "" {
+		u.addTable(units)
+	} else {
+		u.addIndex(name, p.ix.Local, units)
+	}
+	out.ConsumedCapacity = u.response(returnCapacity)
+	return out, nil
+}
+
+func step(iter *pebble.Iterator, reverse bool) bool {
+	if reverse {
+		return iter.Prev()
+	}
+	return iter.Next()
+}
+
+// lastKey is the LastEvaluatedKey for an item: the table key, plus the
+// index key when reading an index.
+func (p *readPlan) lastKey(it av.Item) av.Item {
+	k := keyOf(p.d, it)
+	if p.ix != nil {
+		k[p.ix.Hash.Name] = it[p.ix.Hash.Name]
+		if p.ix.Range.Name != "" {
+			k[p.ix.Range.Name] = it[p.ix.Range.Name]
+		}
+	}
+	return k
+}
+
+// startAfter narrows the plan's range to what follows ExclusiveStartKey.
+func (p *readPlan) startAfter(esk av.WireItem) error {
+	if esk == nil {
+		return nil
+	}
+	key, err := av.ItemFromWire(esk)
+	if err != nil {
+		return validation("The provided starting key is invalid: %s", err.Error())
+	}
+	want := keyOf(p.d, key)
+	if p.ix != nil {
+		want[p.ix.Hash.Name] = key[p.ix.Hash.Name]
+		if p.ix.Range.Name != "" {
+			want[p.ix.Range.Name] = key[p.ix.Range.Name]
+		}
+	}
+	for k, v := range want {
+		if v == nil {
+			return validation("The provided starting key is invalid: The provided key element does not match the schema")
+		}
+		_ = k
+	}
+	if len(key) != len(want) {
+		return validation("The provided starting key is invalid: The provided key element does not match the schema")
+	}
+	if err := matchKey(p.d, keyOf(p.d, key)); err != nil {
+		return validation("The provided starting key is invalid: The provided key element does not match the schema")
+	}
+	var k []byte
+	if p.ix == nil {
+		k = p.d.baseKey(key)
+	} else {
+		if !p.ix.inIndex(key) {
+			return validation("The provided starting key is invalid: The provided key element does not match the schema")
+		}
+		k = p.d.entryKey(p.ix, key)
+	}
+	if p.reverse {
+		if bytes.Compare(k, p.hi) < 0 {
+			p.hi = k
+		}
+	} else {
+		succ := append(bytes.Clone(k), 0)
+		if bytes.Compare(succ, p.lo) > 0 {
+			p.lo = succ
+		}
+	}
+	if bytes.Compare(p.lo, p.hi) > 0 {
+		p.lo = p.hi
+	}
+	return nil
+}
+
+// resolveIndex finds the index a read names and checks the read may use it.
+func resolveIndex(d *tableDef, name *string, consistent bool) (*indexDef, error) {
+	if name == nil {
+		return nil, nil
+	}
+	ix := d.index(*name)
+	if ix == nil {
+		return nil, validation("The table does not have the specified index: %s", *name)
+	}
+	if !ix.Local && consistent {
+		return nil, validation("Consistent reads are not supported on global secondary indexes")
+	}
+	if ix.Backfilling {
+		return nil, validation("Cannot read from backfilling global secondary index: %s", ix.Name)
+	}
+	return ix, nil
+}
+
+// selectPlan applies Select and the projection to a plan.
+func selectPlan(p *readPlan, sel string, proj projector, hasProjection bool) error {
+	switch sel {
+	case "COUNT":
+		p.count = true
+	case "ALL_ATTRIBUTES":
+		if p.ix != nil && p.ix.ProjectionType != "ALL" {
+			if !p.ix.Local {
+				return validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", p.ix.Name)
+			}
+			p.fetchBase = true
+		}
+	case "SPECIFIC_ATTRIBUTES":
+		if !hasProjection {
+			return validation("One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires AttributesToGet or ProjectionExpression")
+		}
+	case "ALL_PROJECTED_ATTRIBUTES":
+		if p.ix == nil {
+			return validation("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is supported only for index queries")
+		}
+	}
+	if hasProjection && sel != "" && sel != "SPECIFIC_ATTRIBUTES" {
+		return validation("One or more parameter values were invalid: Cannot specify the AttributesToGet when choosing to get %s", sel)
+	}
+	p.proj = proj
+	if hasProjection && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" && proj.p != nil {
+		for _, n := range proj.p.TopNames() {
+			if !p.ix.projects(p.d, n) {
+				p.fetchBase = true
+			}
+		}
+	}
+	return nil
+}
+
+// projects reports whether an index stores attribute n.
+func (ix *indexDef) projects(d *tableDef, n string) bool {
+	if ix.ProjectionType == "ALL" || n == d.Hash.Name || n == d.Range.Name || n == ix.Hash.Name || n == ix.Range.Name {
+		return true
+	}
+	for _, k := range ix.NonKey {
+		if k == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) query(ctx context.Context, body []byte) (any, error) {
+	var in queryInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	c.tableName("tableName", in.TableName)
+	if in.IndexName != nil {
+		c.name("indexName", *in.IndexName, 3)
+	}
+	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
+	c.min("limit", in.Limit, 1)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues,
+		ifNone: "KeyConditionExpression, FilterExpression and ProjectionExpression are null"}
+	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
+	present(&ea.legacy, "QueryFilter", in.QueryFilter != nil)
+	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
+	present(&ea.legacy, "KeyConditions", in.KeyConditions != nil)
+	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
+	present(&ea.present, "FilterExpression", in.FilterExpression != nil)
+	present(&ea.present, "KeyConditionExpression", in.KeyConditionExpression != nil)
+	a, err := ea.attrs()
+	if err != nil {
+		return nil, err
+	}
+	if in.KeyConditionExpression == nil && in.KeyConditions == nil {
+		return nil, validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
+	}
+	filter, proj, err := parseReadExprs(a, in.FilterExpression, in.QueryFilter, in.ConditionalOperator, in.ProjectionExpression, in.AttributesToGet)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.lookup(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	d := t.def.Load()
+	consistent := in.ConsistentRead != nil && *in.ConsistentRead
+	ix, err := resolveIndex(d, in.IndexName, consistent)
+	if err != nil {
+		return nil, err
+	}
+	schema := expr.KeySchema{Hash: d.Hash.Name, HashType: d.Hash.Type, Range: d.Range.Name, RangeType: d.Range.Type}
+	if ix != nil {
+		schema = expr.KeySchema{Hash: ix.Hash.Name, HashType: ix.Hash.Type, Range: ix.Range.Name, RangeType: ix.Range.Type}
+	}
+	var kc *expr.KeyCondition
+	if in.KeyConditionExpression != nil {
+		kc, err = expr.ParseKeyCondition(*in.KeyConditionExpression, a, schema)
+	} else {
+		kc, err = legacyKeyConditions(in.KeyConditions, schema)
+	}
+	if err != nil {
+		return nil, exprError(err)
+	}
+	if err := a.CheckUnused(); err != nil {
+		return nil, exprError(err)
+	}
+	if err := checkKeyValue(schema.Hash, kc.HashValue, false); err != nil {
+		return nil, err
+	}
+	p := &readPlan{t: t, d: d, ix: ix, filter: filter, consistent: consistent, limit: 1 << 62,
+		reverse: in.ScanIndexForward != nil && !*in.ScanIndexForward}
+	if in.Limit != nil {
+		p.limit = int(*in.Limit)
+	}
+	sel := in.Select
+	if err := selectPlan(p, sel, proj, in.ProjectionExpression != nil || in.AttributesToGet != nil); err != nil {
+		return nil, err
+	}
+	var id uint16
+	if ix != nil {
+		id = ix.ID
+	}
+	part := appendPartition(spaceKey(d.ID, id), kc.HashValue)
+	p.lo, p.hi = sortRange(part, kc)
+	if err := p.startAfter(in.ExclusiveStartKey); err != nil {
+		return nil, err
+	}
+	return s.run(p, in.ReturnConsumedCapacity)
+}
+
+// sortRange turns a sort key condition into a key range within a partition.
+func sortRange(part []byte, kc *expr.KeyCondition) (lo, hi []byte) {
+	lo, hi = part, prefixEnd(part)
+	at := func(v *av.Value) []byte { return av.AppendKey(bytes.Clone(part), v) }
+	switch kc.RangeOp {
+	case "EQ":
+		k := at(kc.RangeValues[0])
+		return k, prefixEnd(k)
+	case "LT":
+		return lo, at(kc.RangeValues[0])
+	case "LE":
+		return lo, prefixEnd(at(kc.RangeValues[0]))
+	case "GT":
+		return prefixEnd(at(kc.RangeValues[0])), hi
+	case "GE":
+		return at(kc.RangeValues[0]), hi
+	case "BETWEEN":
+		return at(kc.RangeValues[0]), prefixEnd(at(kc.RangeValues[1]))
+	case "BEGINS_WITH":
+		k := av.AppendKeyPrefix(bytes.Clone(part), kc.RangeValues[0])
+		return k, prefixEnd(k)
+	}
+	return lo, hi
+}
+
+// parseReadExprs parses the filter and projection of a Query or Scan.
+func parseReadExprs(a *expr.Attrs, fe *string, legacyFilter map[string]*condition, condOp *string, pe *string, attrsToGet []string) (*expr.Condition, projector, error) {
+	var filter *expr.Condition
+	var err error
+	switch {
+	case fe != nil:
+		if filter, err = expr.ParseCondition("FilterExpression", *fe, a); err != nil {
+			return nil, projector{}, exprError(err)
+		}
+	case legacyFilter != nil:
+		if filter, err = legacyFilterCond(legacyFilter, condOp); err != nil {
+			return nil, projector{}, err
+		}
+	}
+	var proj projector
+	switch {
+	case pe != nil:
+		p, err := expr.ParseProjection(*pe, a)
+		if err != nil {
+			return nil, projector{}, exprError(err)
+		}
+		proj = projector{p}
+	case attrsToGet != nil:
+		p, err := legacyProjection(attrsToGet)
+		if err != nil {
+			return nil, projector{}, err
+		}
+		proj = projector{p}
+	}
+	return filter, proj, nil
+}
+
+func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
+	var in scanInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	c.tableName("tableName", in.TableName)
+	if in.IndexName != nil {
+		c.name("indexName", *in.IndexName, 3)
+	}
+	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
+	c.min("limit", in.Limit, 1)
+	c.min("segment", in.Segment, 0)
+	c.max("segment", in.Segment, 999999)
+	c.min("totalSegments", in.TotalSegments, 1)
+	c.max("totalSegments", in.TotalSegments, 1000000)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Segment != nil && in.TotalSegments == nil:
+		return nil, validation("The TotalSegments parameter is required but was not present in the request when Segment parameter is present")
+	case in.Segment == nil && in.TotalSegments != nil:
+		return nil, validation("The Segment parameter is required but was not present in the request when parameter TotalSegments is present")
+	case in.Segment != nil && *in.Segment >= *in.TotalSegments:
+		return nil, validation("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *in.Segment, *in.TotalSegments)
+	}
+	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues,
+		ifNone: "FilterExpression and ProjectionExpression are null"}
+	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
+	present(&ea.legacy, "ScanFilter", in.ScanFilter != nil)
+	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
+	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
+	present(&ea.present, "FilterExpression", in.FilterExpression != nil)
+	a, err := ea.attrs()
+	if err != nil {
+		return nil, err
+	}
+	filter, proj, err := parseReadExprs(a, in.FilterExpression, in.ScanFilter, in.ConditionalOperator, in.ProjectionExpression, in.AttributesToGet)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.CheckUnused(); err != nil {
+		return nil, exprError(err)
+	}
+	t, err := s.lookup(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	d := t.def.Load()
+	consistent := in.ConsistentRead != nil && *in.ConsistentRead
+	ix, err := resolveIndex(d, in.IndexName, consistent)
+	if err != nil {
+		return nil, err
+	}
+	p := &readPlan{t: t, d: d, ix: ix, filter: filter, consistent: consistent, limit: 1 << 62}
+	if in.Limit != nil {
+		p.limit = int(*in.Limit)
+	}
+	if err := selectPlan(p, in.Select, proj, in.ProjectionExpression != nil || in.AttributesToGet != nil); err != nil {
+		return nil, err
+	}
+	var id uint16
+	if ix != nil {
+		id = ix.ID
+	}
+	space := spaceKey(d.ID, id)
+	p.lo, p.hi = space, spaceKey(d.ID, id+1)
+	if in.Segment != nil {
+		seg, total := uint64(*in.Segment), uint64(*in.TotalSegments)
+		p.lo = binary.BigEndian.AppendUint32(bytes.Clone(space), uint32(seg<<32/total))
+		if seg+1 < total {
+			p.hi = binary.BigEndian.AppendUint32(bytes.Clone(space), uint32((seg+1)<<32/total))
+		}
+	}
+	if err := p.startAfter(in.ExclusiveStartKey); err != nil {
+		return nil, err
+	}
+	return s.run(p, in.ReturnConsumedCapacity)
+}

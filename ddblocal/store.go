@@ -1,0 +1,339 @@
+package ddblocal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"lastro/ddblocal/internal/av"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Dir is the data directory. Empty means an in-memory store.
+	Dir string
+	// Region and AccountID appear in ARNs. Defaults: us-east-1, 000000000000.
+	Region    string
+	AccountID string
+	// Logger receives the store's own log lines; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is an embedded DynamoDB-compatible database. It is safe for
+// concurrent use; serve it with Handler.
+type Store struct {
+	db     *pebble.DB
+	sync   bool
+	opts   Options
+	log    *slog.Logger
+	now    func() time.Time
+	locks  lockTable
+	faults faults
+	tokens tokenCache
+	commit sync.Mutex // orders commits (stream sequence numbers follow it)
+
+	mu     sync.RWMutex // guards tables and nextID
+	tables map[string]*table
+	nextID uint32
+}
+
+// Open opens (or creates) a store.
+func Open(opts Options) (*Store, error) {
+	if opts.Region == "" {
+		opts.Region = "us-east-1"
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "000000000000"
+	}
+	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, nextID: 1}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	po := &pebble.Options{Logger: quietLogger{s.log}}
+	dir := opts.Dir
+	if dir == "" {
+		po.FS = vfs.NewMem()
+		dir = "mem"
+	} else {
+		s.sync = true
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("ddblocal: open %s: %w", dir, err)
+	}
+	s.db = db
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close flushes and closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+type quietLogger struct{ l *slog.Logger }
+
+func (q quietLogger) Infof(format string, args ...any) {}
+func (q quietLogger) Errorf(format string, args ...any) {
+	q.l.Error("pebble", "msg", fmt.Sprintf(format, args...))
+}
+func (q quietLogger) Fatalf(format string, args ...any) {
+	q.l.Error("pebble fatal", "msg", fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf(format, args...))
+}
+
+// load reads the catalog and counts items.
+func (s *Store) load() error {
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'T'}, UpperBound: []byte{prefixMeta, 'U'}})
+	if err != nil {
+		return err
+	}
+	defer iter.Close()
+	for iter.First(); iter.Valid(); iter.Next() {
+		var d tableDef
+		if err := json.Unmarshal(iter.Value(), &d); err != nil {
+			return fmt.Errorf("ddblocal: catalog entry %q: %w", iter.Key(), err)
+		}
+		t := &table{}
+		t.def.Store(&d)
+		if err := s.count(t); err != nil {
+			return err
+		}
+		s.tables[d.Name] = t
+	}
+	v, closer, err := s.db.Get(metaNextIDKey)
+	if err == nil {
+		s.nextID = binary.BigEndian.Uint32(v)
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// count recomputes a table's item and byte counters from storage.
+func (s *Store) count(t *table) error {
+	d := t.def.Load()
+	lo, hi := tableSpan(d.ID)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer iter.Close()
+	for iter.First(); iter.Valid(); iter.Next() {
+		k := iter.Key()
+		id := binary.BigEndian.Uint16(k[5:7])
+		it, err := av.DecodeItem(iter.Value())
+		if err != nil {
+			return err
+		}
+		size := int64(av.ItemSize(it))
+		if id == 0 {
+			t.items.Add(1)
+			t.bytes.Add(size)
+		} else {
+			t.idxItems[id].Add(1)
+			t.idxBytes[id].Add(size)
+		}
+	}
+	return nil
+}
+
+func (s *Store) table(name string) *table {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tables[name]
+}
+
+// get reads one item by storage key; nil when absent.
+func (s *Store) get(key []byte) (av.Item, error) { return getFrom(s.db, key) }
+
+type getter interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func getFrom(r getter, key []byte) (av.Item, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	return av.DecodeItem(v)
+}
+
+// change is one item write: old and new images (nil when absent).
+type change struct {
+	t        *table
+	def      *tableDef
+	key      []byte
+	old, new av.Item
+}
+
+// stage adds the writes of one change, with its index entries, to a batch
+// and returns the counter deltas it implies.
+func (s *Store) stage(b *pebble.Batch, c *change, deltas *[]counterDelta) {
+	d := c.def
+	if c.new != nil {
+		b.Set(c.key, av.AppendItemBinary(nil, c.new), nil)
+	} else {
+		b.Delete(c.key, nil)
+	}
+	oldSize, newSize := 0, 0
+	if c.old != nil {
+		oldSize = av.ItemSize(c.old)
+	}
+	if c.new != nil {
+		newSize = av.ItemSize(c.new)
+	}
+	dl := counterDelta{t: c.t, id: 0, bytes: int64(newSize - oldSize)}
+	switch {
+	case c.old == nil && c.new != nil:
+		dl.items = 1
+	case c.old != nil && c.new == nil:
+		dl.items = -1
+	}
+	*deltas = append(*deltas, dl)
+	for _, ix := range d.Indexes {
+		inOld, inNew := ix.inIndex(c.old), ix.inIndex(c.new)
+		var oldKey, newKey []byte
+		var oldProj, newProj av.Item
+		if inOld {
+			oldKey = d.entryKey(ix, c.old)
+			oldProj = d.project(ix, c.old)
+		}
+		if inNew {
+			newKey = d.entryKey(ix, c.new)
+			newProj = d.project(ix, c.new)
+		}
+		if inOld && (!inNew || !bytes.Equal(oldKey, newKey)) {
+			b.Delete(oldKey, nil)
+		}
+		if inNew {
+			b.Set(newKey, av.AppendItemBinary(nil, newProj), nil)
+		}
+		dl := counterDelta{t: c.t, id: ix.ID}
+		if inOld {
+			dl.items--
+			dl.bytes -= int64(av.ItemSize(oldProj))
+		}
+		if inNew {
+			dl.items++
+			dl.bytes += int64(av.ItemSize(newProj))
+		}
+		if dl.items != 0 || dl.bytes != 0 {
+			*deltas = append(*deltas, dl)
+		}
+	}
+}
+
+type counterDelta struct {
+	t     *table
+	id    uint16
+	items int64
+	bytes int64
+}
+
+// write commits changes atomically and durably (in a persistent store,
+// the call returns once the WAL holding them is synced; concurrent writers
+// share fsyncs).
+func (s *Store) write(changes []*change) error {
+	b := s.db.NewBatch()
+	var deltas []counterDelta
+	for _, c := range changes {
+		s.stage(b, c, &deltas)
+	}
+	s.commit.Lock()
+	// Stream records join the same batch under the commit lock, so their
+	// sequence numbers follow commit order.
+	s.appendStreamRecords(b, changes)
+	var err error
+	if s.sync {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+	} else {
+		err = s.db.Apply(b, pebble.NoSync)
+	}
+	s.commit.Unlock()
+	if err == nil && s.sync {
+		err = b.SyncWait()
+	}
+	b.Close()
+	if err != nil {
+		return fmt.Errorf("ddblocal: commit: %w", err)
+	}
+	for _, dl := range deltas {
+		if dl.id == 0 {
+			dl.t.items.Add(dl.items)
+			dl.t.bytes.Add(dl.bytes)
+		} else {
+			dl.t.idxItems[dl.id].Add(dl.items)
+			dl.t.idxBytes[dl.id].Add(dl.bytes)
+		}
+	}
+	return nil
+}
+
+// lockTable serialises writers of the same item. Transactions that meet
+// an item locked by another transaction fail fast (TransactionConflict, as
+// DynamoDB does); everything else waits. Keys are always acquired in
+// sorted order, so waiting cannot deadlock.
+type lockTable struct {
+	mu   sync.Mutex
+	held map[string]*lockEntry
+}
+
+type lockEntry struct {
+	tx   bool
+	done chan struct{}
+}
+
+// acquire locks one key. It returns false when tx is set and another
+// transaction holds the key.
+func (l *lockTable) acquire(key string, tx bool) bool {
+	for {
+		l.mu.Lock()
+		if l.held == nil {
+			l.held = map[string]*lockEntry{}
+		}
+		e := l.held[key]
+		if e == nil {
+			l.held[key] = &lockEntry{tx: tx, done: make(chan struct{})}
+			l.mu.Unlock()
+			return true
+		}
+		if tx && e.tx {
+			l.mu.Unlock()
+			return false
+		}
+		ch := e.done
+		l.mu.Unlock()
+		<-ch
+	}
+}
+
+func (l *lockTable) release(key string) {
+	l.mu.Lock()
+	e := l.held[key]
+	delete(l.held, key)
+	l.mu.Unlock()
+	if e != nil {
+		close(e.done)
+	}
+}
