@@ -164,6 +164,9 @@ var javaTypeNames = [...]string{
 // checkAddDelete checks the operand type of ADD (a number or a set) and
 // DELETE (a set).
 func (c *checker) checkAddDelete(act *action) error {
+	if act.kind != actAdd && act.kind != actDelete {
+		return nil
+	}
 	t := act.value.val.T
 	switch {
 	case act.kind == actAdd && t != av.N && !t.IsSet():
