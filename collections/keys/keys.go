@@ -1,0 +1,240 @@
+// Package keys is Lastro's key registry: every prefix the single table uses,
+// the builders that compose keys from them and the parser that decodes any
+// key back into named parts (seed 004, SPEC section 3).
+//
+// A key is a sequence of parts separated by '#'. Each part starts with a
+// registered prefix and is followed by a fixed number of fields, so a key
+// read back by Parse says what every piece means. Identifiers never contain
+// '#' (they are validated at the edge), which keeps parsing unambiguous.
+package keys
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Attr names the key attribute a value belongs to.
+type Attr string
+
+// The key attributes of the table and its indexes.
+const (
+	PK     Attr = "PK"
+	SK     Attr = "SK"
+	GSI1PK Attr = "GSI1PK"
+	GSI1SK Attr = "GSI1SK"
+	GSI2PK Attr = "GSI2PK"
+	GSI3PK Attr = "GSI3PK"
+)
+
+// Prefix is one registered prefix: where it may appear, what it means and
+// the names of the fields that follow it.
+type Prefix struct {
+	Token   string
+	Attr    Attr
+	Pos     int // index of the part within the key (0 = first)
+	Meaning string
+	Fields  []string
+}
+
+// Registry lists every prefix in use. Append only: a prefix, once written
+// to a table, never changes meaning.
+var Registry = []Prefix{
+	{"T", PK, 0, "tenant", []string{"tenantId"}},
+	{"D", PK, 1, "debtor", []string{"debtorKey"}},
+	{"CHG", PK, 1, "charge lookup (Pix txid / boleto number)", []string{"chargeId"}},
+	{"STL", PK, 1, "settlement (idempotency record)", []string{"settlementId"}},
+	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
+
+	{"TENANT", SK, 0, "tenant item", nil},
+	{"CP", SK, 0, "charges policy version", []string{"version"}},
+	{"DP", SK, 0, "dunning policy version", []string{"version"}},
+	{"APIKEY", SK, 0, "hashed API key", []string{"sha256"}},
+	{"PROFILE", SK, 0, "debtor profile", nil},
+	{"CT", SK, 0, "contract", []string{"contractId"}},
+	{"CONTACT", SK, 0, "contact attempt", []string{"ts", "attemptId"}},
+	{"LIMIT", SK, 0, "daily contact counter", []string{"localDate"}},
+	{"CHG", SK, 0, "charge lookup item", nil},
+	{"STL", SK, 0, "settlement item", nil},
+	{"IDEM", SK, 0, "idempotency record", nil},
+	{"AG", SK, 1, "agreement", []string{"agreementId"}},
+	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
+	{"IN", SK, 1, "instalment", []string{"seq"}},
+	{"PROMISE", SK, 1, "payment promise", []string{"promiseId"}},
+
+	{"T", GSI1PK, 0, "tenant", []string{"tenantId"}},
+	{"ACT", GSI1PK, 1, "agenda partition", []string{"date", "shard"}},
+	{"T", GSI2PK, 0, "tenant", []string{"tenantId"}},
+	{"B", GSI2PK, 1, "bucket partition", []string{"bucket"}},
+	{"T", GSI3PK, 0, "tenant", []string{"tenantId"}},
+	{"PROFILES", GSI3PK, 1, "tenant's debtor profiles", nil},
+}
+
+// Sep separates key parts.
+const Sep = "#"
+
+// Part is one decoded part of a key.
+type Part struct {
+	Prefix  string
+	Meaning string
+	Fields  map[string]string
+	Order   []string // field names in key order
+}
+
+// Parsed is a key decoded by Parse.
+type Parsed struct {
+	Attr  Attr
+	Key   string
+	Parts []Part
+}
+
+func (p Parsed) String() string {
+	var b strings.Builder
+	for i, part := range p.Parts {
+		if i > 0 {
+			b.WriteString(" / ")
+		}
+		b.WriteString(part.Meaning)
+		for _, f := range part.Order {
+			fmt.Fprintf(&b, " %s=%s", f, part.Fields[f])
+		}
+	}
+	return b.String()
+}
+
+func lookup(attr Attr, pos int, token string) (Prefix, bool) {
+	for _, p := range Registry {
+		if p.Attr == attr && p.Pos == pos && p.Token == token {
+			return p, true
+		}
+	}
+	return Prefix{}, false
+}
+
+// Parse decodes a key value of the given attribute into named parts.
+func Parse(attr Attr, key string) (Parsed, error) {
+	out := Parsed{Attr: attr, Key: key}
+	if attr == GSI1SK {
+		// <nextAction>#<contractId>: no prefix, two fields.
+		action, contract, ok := strings.Cut(key, Sep)
+		if !ok || action == "" || contract == "" {
+			return out, fmt.Errorf("keys: %s %q: want <nextAction>#<contractId>", attr, key)
+		}
+		out.Parts = []Part{{Prefix: "", Meaning: "agenda entry", Order: []string{"nextAction", "contractId"},
+			Fields: map[string]string{"nextAction": action, "contractId": contract}}}
+		return out, nil
+	}
+	toks := strings.Split(key, Sep)
+	for i, pos := 0, 0; i < len(toks); pos++ {
+		p, ok := lookup(attr, pos, toks[i])
+		if !ok {
+			return out, fmt.Errorf("keys: %s %q: unknown prefix %q at part %d", attr, key, toks[i], pos)
+		}
+		if i+1+len(p.Fields) > len(toks) {
+			return out, fmt.Errorf("keys: %s %q: prefix %s wants %d fields", attr, key, p.Token, len(p.Fields))
+		}
+		part := Part{Prefix: p.Token, Meaning: p.Meaning, Fields: map[string]string{}, Order: p.Fields}
+		for j, f := range p.Fields {
+			v := toks[i+1+j]
+			if v == "" {
+				return out, fmt.Errorf("keys: %s %q: empty %s", attr, key, f)
+			}
+			part.Fields[f] = v
+		}
+		out.Parts = append(out.Parts, part)
+		i += 1 + len(p.Fields)
+	}
+	return out, nil
+}
+
+func join(parts ...string) string { return strings.Join(parts, Sep) }
+
+// Seq formats a sequence number zero-padded to three digits.
+func Seq(n int) string { return fmt.Sprintf("%03d", n) }
+
+// Timestamp formats an instant as fixed-width RFC 3339 UTC (milliseconds),
+// so timestamps sort as strings.
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Tenant is the partition of a tenant's own items.
+func Tenant(t string) string { return join("T", t) }
+
+// TenantPrefix is what every key of tenant t starts with (IAM LeadingKeys).
+func TenantPrefix(t string) string { return join("T", t) + Sep }
+
+// Debtor is a debtor's item collection.
+func Debtor(t, debtorKey string) string { return join("T", t, "D", debtorKey) }
+
+// Charge is the lookup partition of a charge.
+func Charge(t, chargeID string) string { return join("T", t, "CHG", chargeID) }
+
+// Settlement is the partition of a settlement record.
+func Settlement(t, settlementID string) string { return join("T", t, "STL", settlementID) }
+
+// Idempotency is the partition of an Idempotency-Key record.
+func Idempotency(t, keyHash string) string { return join("T", t, "IDEM", keyHash) }
+
+// Sort keys.
+const (
+	TenantSK     = "TENANT"
+	ProfileSK    = "PROFILE"
+	ChargeSK     = "CHG"
+	SettlementSK = "STL"
+	IdemSK       = "IDEM"
+)
+
+// PolicyVersion formats a policy version as v0001.
+func PolicyVersion(v int) string { return fmt.Sprintf("v%04d", v) }
+
+// ChargesPolicy is the sort key of a charges policy version.
+func ChargesPolicy(v int) string { return join("CP", PolicyVersion(v)) }
+
+// DunningPolicy is the sort key of a dunning policy version.
+func DunningPolicy(v int) string { return join("DP", PolicyVersion(v)) }
+
+// APIKey is the sort key of a hashed API key.
+func APIKey(sha256hex string) string { return join("APIKEY", sha256hex) }
+
+// Contract is the sort key of a contract header.
+func Contract(contractID string) string { return join("CT", contractID) }
+
+// Installment is the sort key of an instalment.
+func Installment(contractID string, seq int) string { return join("CT", contractID, "IN", Seq(seq)) }
+
+// InstallmentsPrefix selects a contract's instalments (AP02).
+func InstallmentsPrefix(contractID string) string { return join("CT", contractID, "IN") + Sep }
+
+// Event is the sort key of an audit event (seq 0 = contract level).
+func Event(contractID string, seq int, at time.Time, eventID string) string {
+	return join("CT", contractID, "EV", Seq(seq), Timestamp(at), eventID)
+}
+
+// EventsPrefix selects the audit trail of one instalment (AP09).
+func EventsPrefix(contractID string, seq int) string { return join("CT", contractID, "EV", Seq(seq)) + Sep }
+
+// Agreement is the sort key of an agreement.
+func Agreement(contractID, agreementID string) string { return join("CT", contractID, "AG", agreementID) }
+
+// Promise is the sort key of a payment promise.
+func Promise(contractID, promiseID string) string { return join("CT", contractID, "PROMISE", promiseID) }
+
+// Contact is the sort key of a contact attempt.
+func Contact(at time.Time, attemptID string) string { return join("CONTACT", Timestamp(at), attemptID) }
+
+// ContactsOn selects the contact attempts of one UTC date prefix.
+func ContactsOn(datePrefix string) string { return join("CONTACT", datePrefix) }
+
+// Limit is the sort key of the daily contact counter for a civil date.
+func Limit(localDate string) string { return join("LIMIT", localDate) }
+
+// Agenda is the GSI1 partition of one date and shard.
+func Agenda(t, date string, shard int) string { return join("T", t, "ACT", date, fmt.Sprintf("%02d", shard)) }
+
+// AgendaEntry is the GSI1 sort key.
+func AgendaEntry(action, contractID string) string { return join(action, contractID) }
+
+// Bucket is the GSI2 partition of a delinquency bucket.
+func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }
+
+// Profiles is the GSI3 partition listing a tenant's debtors.
+func Profiles(t string) string { return join("T", t, "PROFILES") }

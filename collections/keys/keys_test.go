@@ -1,0 +1,106 @@
+package keys
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRegistryHasNoPrefixCollisions proves begins_with can never confuse
+// two families: no token is a prefix of another at the same position of
+// the same attribute.
+func TestRegistryHasNoPrefixCollisions(t *testing.T) {
+	t.Parallel()
+	for i, a := range Registry {
+		for j, b := range Registry {
+			if i == j || a.Attr != b.Attr || a.Pos != b.Pos {
+				continue
+			}
+			if a.Token == b.Token {
+				t.Errorf("%s position %d: %q registered twice", a.Attr, a.Pos, a.Token)
+			} else if strings.HasPrefix(b.Token, a.Token) {
+				t.Errorf("%s position %d: %q is a prefix of %q", a.Attr, a.Pos, a.Token, b.Token)
+			}
+		}
+	}
+}
+
+func TestEveryBuiltKeyParsesBack(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 8, 10, 12, 30, 0, 5e6, time.UTC)
+	tests := []struct {
+		attr Attr
+		key  string
+		want string // Parsed.String()
+	}{
+		{PK, Tenant("t042"), "tenant tenantId=t042"},
+		{PK, Debtor("t042", "9f2c1a7e4b0d3e61"), "tenant tenantId=t042 / debtor debtorKey=9f2c1a7e4b0d3e61"},
+		{PK, Charge("t042", "E123"), "tenant tenantId=t042 / charge lookup (Pix txid / boleto number) chargeId=E123"},
+		{PK, Settlement("t042", "s-1"), "tenant tenantId=t042 / settlement (idempotency record) settlementId=s-1"},
+		{PK, Idempotency("t042", "ab12"), "tenant tenantId=t042 / idempotency key record keyHash=ab12"},
+		{SK, TenantSK, "tenant item"},
+		{SK, ProfileSK, "debtor profile"},
+		{SK, ChargeSK, "charge lookup item"},
+		{SK, SettlementSK, "settlement item"},
+		{SK, IdemSK, "idempotency record"},
+		{SK, ChargesPolicy(3), "charges policy version version=v0003"},
+		{SK, DunningPolicy(12), "dunning policy version version=v0012"},
+		{SK, APIKey("deadbeef"), "hashed API key sha256=deadbeef"},
+		{SK, Contract("C-2026-004512"), "contract contractId=C-2026-004512"},
+		{SK, Installment("C-1", 7), "contract contractId=C-1 / instalment seq=007"},
+		{SK, Event("C-1", 7, at, "e1"), "contract contractId=C-1 / audit event seq=007 ts=2026-08-10T12:30:00.005Z eventId=e1"},
+		{SK, Agreement("C-1", "a1"), "contract contractId=C-1 / agreement agreementId=a1"},
+		{SK, Promise("C-1", "p1"), "contract contractId=C-1 / payment promise promiseId=p1"},
+		{SK, Contact(at, "x1"), "contact attempt ts=2026-08-10T12:30:00.005Z attemptId=x1"},
+		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
+		{GSI1PK, Agenda("t042", "2026-09-24", 7), "tenant tenantId=t042 / agenda partition date=2026-09-24 shard=07"},
+		{GSI1SK, AgendaEntry("SMS_D5", "C-1"), "agenda entry nextAction=SMS_D5 contractId=C-1"},
+		{GSI2PK, Bucket("t042", "D031_060"), "tenant tenantId=t042 / bucket partition bucket=D031_060"},
+		{GSI3PK, Profiles("t042"), "tenant tenantId=t042 / tenant's debtor profiles"},
+	}
+	for _, tt := range tests {
+		p, err := Parse(tt.attr, tt.key)
+		if err != nil {
+			t.Errorf("Parse(%s, %q): %v", tt.attr, tt.key, err)
+			continue
+		}
+		if got := p.String(); got != tt.want {
+			t.Errorf("Parse(%s, %q) = %q, want %q", tt.attr, tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestParseRejectsUnknownShapes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		attr Attr
+		key  string
+	}{
+		{PK, "X#1"},
+		{PK, "T"},
+		{PK, "T#t1#D"},
+		{SK, "CT#c#XX#1"},
+		{SK, "CT##IN#001"},
+		{GSI1SK, "nohash"},
+	} {
+		if _, err := Parse(tt.attr, tt.key); err == nil {
+			t.Errorf("Parse(%s, %q) accepted", tt.attr, tt.key)
+		}
+	}
+}
+
+func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 8, 10, 0, 0, 0, 0, time.UTC)
+	ev := Event("C-1", 7, at, "e")
+	in := Installment("C-1", 7)
+	if strings.HasPrefix(ev, InstallmentsPrefix("C-1")) || !strings.HasPrefix(in, InstallmentsPrefix("C-1")) {
+		t.Error("instalment prefix selects the wrong items")
+	}
+	if !strings.HasPrefix(ev, EventsPrefix("C-1", 7)) || strings.HasPrefix(Event("C-1", 70, at, "e"), EventsPrefix("C-1", 7)) {
+		t.Error("event prefix selects the wrong items")
+	}
+	if strings.HasPrefix(Installment("C-10", 1), InstallmentsPrefix("C-1")) {
+		t.Error("contract C-1 prefix selects C-10")
+	}
+}
