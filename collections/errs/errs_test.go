@@ -17,7 +17,7 @@ func TestKindsMapToStatuses(t *testing.T) {
 		{E(Invalid, "invalid_document", "document is not a valid CPF or CNPJ"), http.StatusBadRequest, "invalid_document", "document is not a valid CPF or CNPJ"},
 		{fmt.Errorf("create debtor: %w", E(Conflict, "", "debtor key collision")), http.StatusConflict, "conflict", "debtor key collision"},
 		{E(NotFound, "debtor_not_found", "debtor %s not found", "abc"), http.StatusNotFound, "debtor_not_found", "debtor abc not found"},
-		{E(Rule, "fine_above_cap", "fine above 2.00%"), http.StatusUnprocessableEntity, "fine_above_cap", "fine above 2.00%"},
+		{E(Rule, "fine_above_cap", "fine above the 2.00 cap"), http.StatusUnprocessableEntity, "fine_above_cap", "fine above the 2.00 cap"},
 		{E(Limit, "contact_limit", "daily contact limit reached"), http.StatusTooManyRequests, "contact_limit", "daily contact limit reached"},
 		{Wrap(Transient, "", errors.New("throttled"), "store unavailable"), http.StatusServiceUnavailable, "unavailable", "store unavailable"},
 		{errors.New("boom: secret detail"), http.StatusInternalServerError, "internal", "internal error"},
