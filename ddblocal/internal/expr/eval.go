@@ -9,11 +9,6 @@ import (
 	"lastro/ddblocal/internal/av"
 )
 
-const avS = av.S
-
-// compareValues orders two S, N or B values of the same type.
-func compareValues(a, b *av.Value) (int, bool) { return av.Compare(a, b) }
-
 // validTypeName reports whether s names a type attribute_type can test.
 func validTypeName(s string) bool {
 	t, ok := av.ParseType(s)
