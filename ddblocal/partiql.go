@@ -1,0 +1,299 @@
+package ddblocal
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/partiql"
+)
+
+// The PartiQL API: ExecuteStatement, BatchExecuteStatement and
+// ExecuteTransaction. Statements are parsed by internal/partiql, their
+// WHERE and SET clauses translated into expressions (partiql_translate.go),
+// and run through the same machinery as the item, query and transaction
+// operations.
+
+const (
+	maxStatementLen      = 8192
+	maxBatchStatements   = 25
+	msgMissingKeyInWhere = "Where clause does not contain a mandatory equality on all key attributes"
+)
+
+type executeStatementInput struct {
+	Statement                           *string    `json:"Statement"`
+	Parameters                          []*av.Wire `json:"Parameters"`
+	ConsistentRead                      *bool      `json:"ConsistentRead"`
+	NextToken                           *string    `json:"NextToken"`
+	ReturnConsumedCapacity              string     `json:"ReturnConsumedCapacity"`
+	Limit                               *int64     `json:"Limit"`
+	ReturnValuesOnConditionCheckFailure string     `json:"ReturnValuesOnConditionCheckFailure"`
+}
+
+type executeStatementOutput struct {
+	Items            []av.Item         `json:"Items"`
+	NextToken        string            `json:"NextToken,omitempty"`
+	LastEvaluatedKey av.Item           `json:"LastEvaluatedKey,omitempty"`
+	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+}
+
+func duplicateItem() *apiError {
+	return &apiError{Type: "DuplicateItemException", Message: "Duplicate primary key exists in table", Status: 400}
+}
+
+// checkStatement applies the member constraints of one statement.
+func (c *constraints) statement(member string, s *string) {
+	if s == nil {
+		c.notNull(member, true)
+		return
+	}
+	n := utf8.RuneCountInString(*s)
+	if n < 1 {
+		c.add("Value '%s' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", *s, member)
+	}
+	if n > maxStatementLen {
+		c.add("Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to %d", *s, member, maxStatementLen)
+	}
+}
+
+func (c *constraints) parameters(member string, ps []*av.Wire) {
+	if ps != nil && len(ps) == 0 {
+		c.add("Value '[]' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", member)
+	}
+}
+
+// parseParams validates a statement's Parameters.
+func parseParams(ws []*av.Wire) ([]*av.Value, error) {
+	out := make([]*av.Value, len(ws))
+	for i, w := range ws {
+		v, err := av.FromWire(w)
+		if err != nil {
+			return nil, partiqlError(err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// parseStatement parses a statement and checks its parameter count.
+func parseStatement(src string, params []*av.Value) (*partiql.Statement, error) {
+	st, err := partiql.Parse(src)
+	if err != nil {
+		return nil, partiqlError(err)
+	}
+	if st.Params > len(params) {
+		return nil, validation("Number of parameters in request and statement don't match.")
+	}
+	return st, nil
+}
+
+func (s *Store) executeStatement(ctx context.Context, body []byte) (any, error) {
+	var in executeStatementInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.statement("statement", in.Statement)
+	c.parameters("parameters", in.Parameters)
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
+	c.min("limit", in.Limit, 1)
+	if in.NextToken != nil && (len(*in.NextToken) < 1 || len(*in.NextToken) > 32768) {
+		c.add("Value '%s' at 'nextToken' failed to satisfy constraint: Member must have length less than or equal to 32768, Member must have length greater than or equal to 1", *in.NextToken)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	params, err := parseParams(in.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseStatement(*in.Statement, params)
+	if err != nil {
+		return nil, err
+	}
+	consistent := in.ConsistentRead != nil && *in.ConsistentRead
+	switch st.Kind {
+	case partiql.Select:
+		q, err := s.planSelect(st, params, consistent)
+		if err != nil {
+			return nil, err
+		}
+		var tok *pqToken
+		hash := statementHash(*in.Statement, in.Parameters, consistent)
+		if in.NextToken != nil {
+			if tok, err = decodeToken(*in.NextToken, hash); err != nil {
+				return nil, err
+			}
+		}
+		limit := 1 << 62
+		if in.Limit != nil {
+			limit = int(*in.Limit)
+		}
+		page, err := s.runSelect(q, limit, tok)
+		if err != nil {
+			return nil, err
+		}
+		out := &executeStatementOutput{Items: page.items, ConsumedCapacity: page.usage.response(in.ReturnConsumedCapacity)}
+		if page.next != nil {
+			page.next.Hash = hash
+			out.NextToken = page.next.encode()
+			out.LastEvaluatedKey = page.lastKey
+		}
+		return out, nil
+	case partiql.Exists:
+		return nil, validation("EXISTS can only be used in ExecuteTransaction write requests.")
+	}
+	w, err := s.planWrite(st, params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.runWrite(w, in.ReturnValuesOnConditionCheckFailure)
+	if err != nil {
+		return nil, err
+	}
+	out := &executeStatementOutput{Items: []av.Item{}, ConsumedCapacity: s.report(res.usage, in.ReturnConsumedCapacity)}
+	if res.item != nil {
+		out.Items = append(out.Items, res.item)
+	}
+	return out, nil
+}
+
+// source resolves a statement's table and index.
+func (s *Store) pqSource(st *partiql.Statement) (*table, *tableDef, *indexDef, error) {
+	t, err := s.lookup(&st.Table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d := t.def.Load()
+	if st.Index == "" {
+		return t, d, nil, nil
+	}
+	ix := d.index(st.Index)
+	if ix == nil {
+		return nil, nil, nil, validation("The table does not have the specified index")
+	}
+	return t, d, ix, nil
+}
+
+// keyTerms splits the top-level AND terms of a WHERE clause into the
+// equalities on the named key attributes and the remaining terms.
+func keyTerms(b *pqBuilder, where partiql.Expr, names []string) (map[string]*av.Value, []partiql.Expr, error) {
+	key := map[string]*av.Value{}
+	var rest []partiql.Expr
+	for _, term := range conjuncts(where) {
+		name, v, ok := equality(term, names)
+		if !ok {
+			rest = append(rest, term)
+			continue
+		}
+		val, err := b.literal(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := key[name]; dup {
+			return nil, nil, validation("Multiple conditions on same key %s. Only single item Update/Insert/Delete are supported", name)
+		}
+		key[name] = val
+	}
+	return key, rest, nil
+}
+
+// conjuncts flattens the top-level ANDs of a condition.
+func conjuncts(e partiql.Expr) []partiql.Expr {
+	if e == nil {
+		return nil
+	}
+	if b, ok := e.(*partiql.Binary); ok && b.Op == "AND" {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []partiql.Expr{e}
+}
+
+// equality matches name = value (either way round) on one of names.
+func equality(e partiql.Expr, names []string) (string, partiql.Expr, bool) {
+	b, ok := e.(*partiql.Binary)
+	if !ok || b.Op != "=" {
+		return "", nil, false
+	}
+	for _, pair := range [][2]partiql.Expr{{b.L, b.R}, {b.R, b.L}} {
+		if n := simpleName(pair[0]); n != "" && partiql.IsValue(pair[1]) {
+			for _, k := range names {
+				if k == n {
+					return n, pair[1], true
+				}
+			}
+		}
+	}
+	return "", nil, false
+}
+
+// simpleName returns the attribute a one-step path names, or "".
+func simpleName(e partiql.Expr) string {
+	p, ok := e.(*partiql.Path)
+	if !ok || len(p.Elems) != 1 || p.Elems[0].IsIndex {
+		return ""
+	}
+	return p.Elems[0].Name
+}
+
+// andAll joins translated terms with AND.
+func (b *pqBuilder) andAll(terms []partiql.Expr) (string, error) {
+	s := ""
+	for _, t := range terms {
+		c, err := b.cond(t)
+		if err != nil {
+			return "", err
+		}
+		c = parenOr(t, c)
+		if s != "" {
+			s += " AND "
+		}
+		s += c
+	}
+	return s, nil
+}
+
+// fullKey extracts the primary key a single-item statement addresses and
+// the condition the rest of its WHERE clause forms ("" when none).
+func fullKey(b *pqBuilder, d *tableDef, where partiql.Expr) (av.Item, string, error) {
+	names := d.keyNames()
+	key, rest, err := keyTerms(b, where, names)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(key) != len(names) {
+		return nil, "", validation(msgMissingKeyInWhere)
+	}
+	it := av.Item(key)
+	if err := matchKey(d, it); err != nil {
+		return nil, "", err
+	}
+	cond, err := b.andAll(rest)
+	if err != nil {
+		return nil, "", err
+	}
+	return it, cond, nil
+}
+
+// errorCode is the short code BatchExecuteStatement answers an error with.
+func errorCode(e *apiError) string {
+	switch e.Type {
+	case "ValidationException":
+		return "ValidationError"
+	case "InternalServerError":
+		return "InternalServerError"
+	}
+	if n := len(e.Type) - len("Exception"); n > 0 && e.Type[n:] == "Exception" {
+		return e.Type[:n]
+	}
+	return e.Type
+}
+
+func asAPIError(err error) *apiError {
+	if ae, ok := err.(*apiError); ok {
+		return ae
+	}
+	return internal(fmt.Errorf("partiql: %w", err))
+}

@@ -1,0 +1,350 @@
+package ddblocal
+
+import (
+	"context"
+	"fmt"
+
+	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/partiql"
+)
+
+type batchStatementRequest struct {
+	Statement                           *string    `json:"Statement"`
+	Parameters                          []*av.Wire `json:"Parameters"`
+	ConsistentRead                      *bool      `json:"ConsistentRead"`
+	ReturnValuesOnConditionCheckFailure string     `json:"ReturnValuesOnConditionCheckFailure"`
+}
+
+type batchExecuteStatementInput struct {
+	Statements             []*batchStatementRequest `json:"Statements"`
+	ReturnConsumedCapacity string                   `json:"ReturnConsumedCapacity"`
+}
+
+type batchStatementError struct {
+	Code    string         `json:"Code"`
+	Message string         `json:"Message,omitempty"`
+	Item    map[string]any `json:"Item,omitempty"`
+}
+
+type batchStatementResponse struct {
+	Error     *batchStatementError `json:"Error,omitempty"`
+	TableName string               `json:"TableName,omitempty"`
+	Item      av.Item              `json:"Item,omitempty"`
+}
+
+type executeTransactionInput struct {
+	TransactStatements     []*batchStatementRequest `json:"TransactStatements"`
+	ClientRequestToken     *string                  `json:"ClientRequestToken"`
+	ReturnConsumedCapacity string                   `json:"ReturnConsumedCapacity"`
+}
+
+// tableUsages accumulates capacity per table, in order of first use.
+type tableUsages struct {
+	order []string
+	m     map[string]*usage
+	tx    bool
+}
+
+func (tu *tableUsages) get(name string, read bool) *usage {
+	if tu.m == nil {
+		tu.m = map[string]*usage{}
+	}
+	u := tu.m[name]
+	if u == nil {
+		u = newUsage(name, read)
+		u.tx = tu.tx
+		tu.m[name] = u
+		tu.order = append(tu.order, name)
+	}
+	return u
+}
+
+func (tu *tableUsages) add(o *usage) {
+	u := tu.get(o.table, o.read)
+	u.addTable(o.base)
+	for name, units := range o.indexes {
+		u.addIndex(name, o.local[name], units)
+	}
+}
+
+func (s *Store) reportAll(tu *tableUsages, mode string) []*consumedCapacity {
+	var caps []*consumedCapacity
+	for _, name := range tu.order {
+		if cc := s.report(tu.m[name], mode); cc != nil {
+			caps = append(caps, cc)
+		}
+	}
+	return caps
+}
+
+// listLength checks the length of a list member.
+func (c *constraints) listLength(member string, null bool, n, hi int) {
+	switch {
+	case null:
+		c.notNull(member, true)
+	case n < 1:
+		c.add("Value '[]' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", member)
+	case n > hi:
+		c.add("Value '[...]' at '%s' failed to satisfy constraint: Member must have length less than or equal to %d", member, hi)
+	}
+}
+
+func (s *Store) batchExecuteStatement(ctx context.Context, body []byte) (any, error) {
+	var in batchExecuteStatementInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.listLength("statements", in.Statements == nil, len(in.Statements), maxBatchStatements)
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	for i, r := range in.Statements {
+		if r == nil {
+			c.notNull(fmt.Sprintf("statements.%d.member", i+1), true)
+			continue
+		}
+		c.statement(fmt.Sprintf("statements.%d.member.statement", i+1), r.Statement)
+		c.parameters(fmt.Sprintf("statements.%d.member.parameters", i+1), r.Parameters)
+		c.returnValuesOnConditionCheckFailure(r.ReturnValuesOnConditionCheckFailure)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	var usages tableUsages
+	responses := make([]batchStatementResponse, len(in.Statements))
+	for i, r := range in.Statements {
+		resp, err := s.batchStatement(r, &usages)
+		if err != nil {
+			ae := asAPIError(err)
+			if ae.Status >= 500 {
+				return nil, err
+			}
+			resp = batchStatementResponse{Error: &batchStatementError{Code: errorCode(ae), Message: ae.Message, Item: ae.Item}}
+		}
+		responses[i] = resp
+	}
+	out := map[string]any{"Responses": responses}
+	if caps := s.reportAll(&usages, in.ReturnConsumedCapacity); caps != nil {
+		out["ConsumedCapacity"] = caps
+	}
+	return out, nil
+}
+
+const msgBatchSelectKey = "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
+
+// batchStatement runs one statement of a batch on its own.
+func (s *Store) batchStatement(r *batchStatementRequest, usages *tableUsages) (batchStatementResponse, error) {
+	var resp batchStatementResponse
+	params, err := parseParams(r.Parameters)
+	if err != nil {
+		return resp, err
+	}
+	st, err := parseStatement(*r.Statement, params)
+	if err != nil {
+		return resp, err
+	}
+	switch st.Kind {
+	case partiql.Exists:
+		return resp, validation("EXISTS can only be used in ExecuteTransaction write requests.")
+	case partiql.Select:
+		g, err := s.planGet(st, params, msgBatchSelectKey, msgBatchSelectKey)
+		if err != nil {
+			return resp, err
+		}
+		it, err := s.get(g.skey)
+		if err != nil {
+			return resp, err
+		}
+		consistent := r.ConsistentRead != nil && *r.ConsistentRead
+		usages.get(g.d.Name, true).addTable(readUnits(sizeOf(it), consistent))
+		resp.TableName = g.d.Name
+		if it != nil {
+			resp.Item = g.q.project(it)
+		}
+		return resp, nil
+	}
+	w, err := s.planWrite(st, params)
+	if err != nil {
+		return resp, err
+	}
+	res, err := s.runWrite(w, r.ReturnValuesOnConditionCheckFailure)
+	if err != nil {
+		return resp, err
+	}
+	usages.add(res.usage)
+	resp.TableName = w.d.Name
+	resp.Item = res.item
+	return resp, nil
+}
+
+const (
+	msgTxSelectKey    = "Select statements within ExecuteTransaction must specify the primary key in the where clause."
+	msgTxIndexRead    = "Reads on indices are not supported within transactions."
+	msgTxIndexWrite   = "Operations on indices are not supported in transactions"
+	msgTxReturning    = "RETURNING clause is not supported in ExecuteTransaction."
+	msgTxReadAndWrite = "ExecuteTransaction API does not support both read and write operations in the same request."
+)
+
+func (s *Store) executeTransaction(ctx context.Context, body []byte) (any, error) {
+	var in executeTransactionInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.listLength("transactStatements", in.TransactStatements == nil, len(in.TransactStatements), maxTransactItems)
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	if tok := in.ClientRequestToken; tok != nil && (len(*tok) < 1 || len(*tok) > 36) {
+		c.add("Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36, Member must have length greater than or equal to 1", *tok)
+	}
+	for i, r := range in.TransactStatements {
+		if r == nil {
+			c.notNull(fmt.Sprintf("transactStatements.%d.member", i+1), true)
+			continue
+		}
+		c.statement(fmt.Sprintf("transactStatements.%d.member.statement", i+1), r.Statement)
+		c.parameters(fmt.Sprintf("transactStatements.%d.member.parameters", i+1), r.Parameters)
+		c.returnValuesOnConditionCheckFailure(r.ReturnValuesOnConditionCheckFailure)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	if in.ClientRequestToken != nil {
+		if replay, err := s.tokens.check(*in.ClientRequestToken, body, s.now()); err != nil || replay != nil {
+			return replay, err
+		}
+	}
+	// Parameters are converted for the whole request first; their errors
+	// name no statement.
+	params := make([][]*av.Value, len(in.TransactStatements))
+	for i, r := range in.TransactStatements {
+		p, err := parseParams(r.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		params[i] = p
+	}
+	inStatement := func(i int, err error) error {
+		if ae, ok := err.(*apiError); ok && ae.Type == "ValidationException" {
+			return validation("Validation failed in TransactStatements[%d]: %s", i, ae.Message)
+		}
+		return err
+	}
+	stmts := make([]*partiql.Statement, len(in.TransactStatements))
+	reads, writes := 0, 0
+	for i, r := range in.TransactStatements {
+		st, err := parseStatement(*r.Statement, params[i])
+		if err != nil {
+			return nil, inStatement(i, err)
+		}
+		if st.Returning != partiql.ReturnNone {
+			return nil, inStatement(i, validation(msgTxReturning))
+		}
+		if st.Kind == partiql.Select {
+			reads++
+		} else {
+			writes++
+		}
+		stmts[i] = st
+	}
+	if reads > 0 && writes > 0 {
+		return nil, validation(msgTxReadAndWrite)
+	}
+	var resp any
+	var err error
+	if reads > 0 {
+		resp, err = s.transactionReads(stmts, params, inStatement, in.ReturnConsumedCapacity)
+	} else {
+		resp, err = s.transactionWrites(stmts, params, in.TransactStatements, inStatement, in.ReturnConsumedCapacity)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if in.ClientRequestToken != nil {
+		s.tokens.remember(*in.ClientRequestToken, body, resp, s.now())
+	}
+	return resp, nil
+}
+
+// transactionReads runs a transaction of SELECTs as TransactGetItems does:
+// one consistent snapshot, each read charged double.
+func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Value, inStatement func(int, error) error, mode string) (any, error) {
+	gets := make([]*pqGet, len(stmts))
+	seen := map[string]bool{}
+	for i, st := range stmts {
+		g, err := s.planGet(st, params[i], msgTxIndexRead, msgTxSelectKey)
+		if err != nil {
+			return nil, inStatement(i, err)
+		}
+		if seen[string(g.skey)] {
+			return nil, validation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[string(g.skey)] = true
+		gets[i] = g
+	}
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	usages := tableUsages{tx: true}
+	responses := make([]map[string]any, len(gets))
+	for i, g := range gets {
+		it, err := getFrom(snap, g.skey)
+		if err != nil {
+			return nil, err
+		}
+		usages.get(g.d.Name, true).addTable(readUnits(sizeOf(it), true) * 2)
+		responses[i] = map[string]any{}
+		if it != nil {
+			responses[i]["Item"] = g.q.project(it)
+		}
+	}
+	out := map[string]any{"Responses": responses}
+	if caps := s.reportAll(&usages, mode); caps != nil {
+		out["ConsumedCapacity"] = caps
+	}
+	return out, nil
+}
+
+// transactionWrites runs INSERT, UPDATE, DELETE and EXISTS statements as
+// one TransactWriteItems.
+func (s *Store) transactionWrites(stmts []*partiql.Statement, params [][]*av.Value, reqs []*batchStatementRequest,
+	inStatement func(int, error) error, mode string) (any, error) {
+	ops := make([]*txOp, len(stmts))
+	seen := map[string]bool{}
+	for i, st := range stmts {
+		if st.Index != "" {
+			if _, err := s.lookup(&st.Table); err != nil {
+				return nil, err
+			}
+			return nil, inStatement(i, validation(msgTxIndexWrite))
+		}
+		w, err := s.planWrite(st, params[i])
+		if err != nil {
+			return nil, inStatement(i, err)
+		}
+		op := w.txOp()
+		op.rv = reqs[i].ReturnValuesOnConditionCheckFailure
+		if seen[string(op.skey)] {
+			return nil, validation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[string(op.skey)] = true
+		ops[i] = op
+	}
+	resp, err := s.runTx(ops, mode)
+	if err != nil {
+		// An INSERT whose key exists fails as a duplicate, not a condition.
+		if ae, ok := err.(*apiError); ok && ae.Type == "TransactionCanceledException" {
+			reasons := ae.Reasons
+			for i, st := range stmts {
+				if st.Kind == partiql.Insert && i < len(reasons) && reasons[i].Code == "ConditionalCheckFailed" {
+					reasons[i] = cancellationReason{Code: "DuplicateItem", Message: duplicateItem().Message}
+				}
+			}
+			return nil, txCanceled(reasons)
+		}
+		return nil, err
+	}
+	out, _ := resp.(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out["Responses"] = []any{}
+	return out, nil
+}

@@ -1,0 +1,480 @@
+package ddblocal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/expr"
+	"lastro/ddblocal/internal/partiql"
+)
+
+// pqSelect is a planned SELECT: a Query on each partition the WHERE clause
+// pins with an equality (or IN) on the partition key, or else a Scan; the
+// whole WHERE clause is the filter.
+type pqSelect struct {
+	t          *table
+	d          *tableDef
+	ix         *indexDef
+	hash, rng  keyDef // key of the table or index read
+	filter     *expr.Condition
+	parts      []*av.Value // nil: Scan
+	rangeOp    string
+	rangeVals  []*av.Value
+	reverse    bool
+	proj       []*partiql.Path // nil: *
+	fetchBase  bool
+	consistent bool
+}
+
+func (s *Store) planSelect(st *partiql.Statement, params []*av.Value, consistent bool) (*pqSelect, error) {
+	t, d, ix, err := s.pqSource(st)
+	if err != nil {
+		return nil, err
+	}
+	q := &pqSelect{t: t, d: d, ix: ix, hash: d.Hash, rng: d.Range, consistent: consistent, proj: st.Projection}
+	if ix != nil {
+		if !ix.Local && consistent {
+			return nil, validation("Strongly consistent read is not supported on Global Secondary Indexes")
+		}
+		if ix.Backfilling {
+			return nil, validation("Cannot read from backfilling global secondary index: %s", ix.Name)
+		}
+		q.hash, q.rng = ix.Hash, ix.Range
+	}
+	b := newPQBuilder(params)
+	if st.Where != nil {
+		c, err := b.cond(st.Where)
+		if err != nil {
+			return nil, err
+		}
+		if q.filter, err = parseCond(c, b.attrs()); err != nil {
+			return nil, err
+		}
+		if err := q.partitions(b, st.Where); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.orderBy(st); err != nil {
+		return nil, err
+	}
+	if err := q.checkIndexProjection(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// partitions finds the partition key values the WHERE clause pins: a
+// top-level equality or IN, or an OR whose every branch pins one; and a
+// sort key condition when a single partition is read.
+func (q *pqSelect) partitions(b *pqBuilder, where partiql.Expr) error {
+	terms := conjuncts(where)
+	for _, term := range terms {
+		vals, ok, err := q.pinned(b, term)
+		if err != nil {
+			return err
+		}
+		if ok {
+			q.parts = dedupe(vals)
+			break
+		}
+	}
+	if q.parts == nil || q.rng.Name == "" {
+		return nil
+	}
+	for _, term := range terms {
+		if q.sortCondition(b, term) {
+			break
+		}
+	}
+	return nil
+}
+
+// pinned reports the partition key values one WHERE term restricts the
+// read to.
+func (q *pqSelect) pinned(b *pqBuilder, term partiql.Expr) ([]*av.Value, bool, error) {
+	names := []string{q.hash.Name}
+	if _, v, ok := equality(term, names); ok {
+		val, err := b.literal(v)
+		if err != nil {
+			return nil, false, err
+		}
+		return []*av.Value{val}, true, nil
+	}
+	switch e := term.(type) {
+	case *partiql.In:
+		if e.Not || simpleName(e.X) != q.hash.Name {
+			return nil, false, nil
+		}
+		var vals []*av.Value
+		for _, x := range e.List {
+			if !partiql.IsValue(x) {
+				return nil, false, nil
+			}
+			v, err := b.literal(x)
+			if err != nil {
+				return nil, false, err
+			}
+			if _, isParam := x.(*partiql.Param); isParam && v.T == av.L && len(e.List) == 1 {
+				vals = append(vals, v.List...)
+				continue
+			}
+			vals = append(vals, v)
+		}
+		return vals, true, nil
+	case *partiql.Binary:
+		if e.Op != "OR" {
+			return nil, false, nil
+		}
+		var vals []*av.Value
+		for _, branch := range disjuncts(e) {
+			found := false
+			for _, t := range conjuncts(branch) {
+				vs, ok, err := q.pinned(b, t)
+				if err != nil {
+					return nil, false, err
+				}
+				if ok {
+					vals = append(vals, vs...)
+					found = true
+					break
+				}
+			}
+			if !found {
+				return nil, false, nil
+			}
+		}
+		return vals, true, nil
+	}
+	return nil, false, nil
+}
+
+func disjuncts(e partiql.Expr) []partiql.Expr {
+	if b, ok := e.(*partiql.Binary); ok && b.Op == "OR" {
+		return append(disjuncts(b.L), disjuncts(b.R)...)
+	}
+	return []partiql.Expr{e}
+}
+
+// dedupe drops repeated partition values, keeping the first.
+func dedupe(vals []*av.Value) []*av.Value {
+	out := vals[:0:0]
+	for _, v := range vals {
+		if !slices.ContainsFunc(out, func(w *av.Value) bool { return av.Equal(v, w) }) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// sortCondition narrows the key range with a condition on the sort key
+// when the term is one a key condition can express. The filter still
+// holds the term, so skipping it changes only what is read.
+func (q *pqSelect) sortCondition(b *pqBuilder, term partiql.Expr) bool {
+	typed := func(es ...partiql.Expr) ([]*av.Value, bool) {
+		var vals []*av.Value
+		for _, e := range es {
+			if !partiql.IsValue(e) {
+				return nil, false
+			}
+			v, err := b.literal(e)
+			if err != nil || v.T != q.rng.Type {
+				return nil, false
+			}
+			vals = append(vals, v)
+		}
+		return vals, true
+	}
+	ops := map[string]string{"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
+	flip := map[string]string{"EQ": "EQ", "LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}
+	switch e := term.(type) {
+	case *partiql.Binary:
+		op, ok := ops[e.Op]
+		if !ok {
+			return false
+		}
+		x, v := e.L, e.R
+		if simpleName(x) != q.rng.Name {
+			x, v, op = e.R, e.L, flip[op]
+		}
+		if simpleName(x) != q.rng.Name {
+			return false
+		}
+		vals, ok := typed(v)
+		if !ok {
+			return false
+		}
+		q.rangeOp, q.rangeVals = op, vals
+		return true
+	case *partiql.Between:
+		if e.Not || simpleName(e.X) != q.rng.Name {
+			return false
+		}
+		vals, ok := typed(e.Lo, e.Hi)
+		if !ok || compareKeys(vals[0], vals[1]) > 0 {
+			return false
+		}
+		q.rangeOp, q.rangeVals = "BETWEEN", vals
+		return true
+	case *partiql.Call:
+		if e.Name != "begins_with" || len(e.Args) != 2 || simpleName(e.Args[0]) != q.rng.Name || q.rng.Type == av.N {
+			return false
+		}
+		vals, ok := typed(e.Args[1])
+		if !ok {
+			return false
+		}
+		q.rangeOp, q.rangeVals = "BEGINS_WITH", vals
+		return true
+	}
+	return false
+}
+
+func compareKeys(a, b *av.Value) int {
+	return bytes.Compare(av.AppendKey(nil, a), av.AppendKey(nil, b))
+}
+
+// orderBy checks ORDER BY and sets the read direction.
+func (q *pqSelect) orderBy(st *partiql.Statement) error {
+	if len(st.OrderBy) == 0 {
+		return nil
+	}
+	if st.Where == nil {
+		return validation("Must have WHERE clause in the statement when using ORDER BY clause.")
+	}
+	hashOrdered, hashDesc := false, false
+	for _, k := range st.OrderBy {
+		switch k.Name {
+		case q.hash.Name:
+			hashOrdered, hashDesc = true, k.Desc
+		case q.rng.Name:
+			q.reverse = k.Desc
+		default:
+			return validation("Attribute %s in ORDER BY clause must be part of the primary key", k.Name)
+		}
+	}
+	if q.parts == nil {
+		return validation("Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause.")
+	}
+	if len(q.parts) > 1 {
+		if !hashOrdered {
+			return validation("Must have hash key in ORDER BY clause when more than one hash key condition specified in WHERE clause.")
+		}
+		slices.SortStableFunc(q.parts, func(a, b *av.Value) int {
+			if hashDesc {
+				return compareKeys(b, a)
+			}
+			return compareKeys(a, b)
+		})
+	}
+	return nil
+}
+
+// checkIndexProjection refuses reads of attributes an index does not hold
+// (a local index reads them from the table instead).
+func (q *pqSelect) checkIndexProjection() error {
+	ix := q.ix
+	if ix == nil || ix.ProjectionType == "ALL" {
+		return nil
+	}
+	if q.filter != nil {
+		var missing []string
+		for _, n := range q.filter.TopNames() {
+			if !ix.projects(q.d, n) && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			return validation("One or more parameter values were invalid: Secondary index %s does not project one or more filter attributes: [%s]", ix.Name, strings.Join(missing, ", "))
+		}
+	}
+	var missing []string
+	for _, p := range q.proj {
+		n := p.Elems[0].Name
+		if !ix.projects(q.d, n) && !slices.Contains(missing, n) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if !ix.Local {
+		return validation("One or more parameter values were invalid: Global secondary index %s does not project [%s]", ix.Name, strings.Join(missing, ", "))
+	}
+	q.fetchBase = true
+	return nil
+}
+
+// pqToken is the state a NextToken carries.
+type pqToken struct {
+	Hash string      `json:"h"`
+	Part int         `json:"p"`
+	Key  av.WireItem `json:"k,omitempty"`
+}
+
+func (t *pqToken) encode() string {
+	b, _ := json.Marshal(t)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// statementHash identifies the request a token belongs to.
+func statementHash(stmt string, params []*av.Wire, consistent bool) string {
+	h := sha256.New()
+	h.Write([]byte(stmt))
+	pb, _ := json.Marshal(params)
+	h.Write(pb)
+	if consistent {
+		h.Write([]byte{1})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func decodeToken(s, hash string) (*pqToken, error) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, validation("Invalid NextToken")
+	}
+	var t pqToken
+	if err := json.Unmarshal(raw, &t); err != nil || t.Part < 0 {
+		return nil, validation("Invalid NextToken")
+	}
+	if t.Hash != hash {
+		return nil, validation("NextToken does not match request")
+	}
+	return &t, nil
+}
+
+// pqPage is one page of a SELECT.
+type pqPage struct {
+	items   []av.Item
+	next    *pqToken
+	lastKey av.Item
+	usage   *usage
+}
+
+// runSelect reads one page: up to limit items evaluated, partition after
+// partition, resuming where tok left off.
+func (s *Store) runSelect(q *pqSelect, limit int, tok *pqToken) (*pqPage, error) {
+	page := &pqPage{items: []av.Item{}, usage: newUsage(q.d.Name, true)}
+	var id uint16
+	if q.ix != nil {
+		id = q.ix.ID
+	}
+	n := 1
+	if q.parts != nil {
+		n = len(q.parts)
+	}
+	start := 0
+	var esk av.WireItem
+	if tok != nil {
+		start, esk = tok.Part, tok.Key
+	}
+	remaining := limit
+	for p := start; p < n; p++ {
+		plan := &readPlan{t: q.t, d: q.d, ix: q.ix, filter: q.filter, consistent: q.consistent,
+			limit: remaining, reverse: q.reverse, fetchBase: q.fetchBase}
+		if q.parts == nil {
+			plan.lo, plan.hi = spaceKey(q.d.ID, id), spaceKey(q.d.ID, id+1)
+		} else {
+			hv := q.parts[p]
+			if hv.T != q.hash.Type || checkKeyValue(q.hash.Name, hv, false) != nil {
+				continue // no item can have this key
+			}
+			kc := &expr.KeyCondition{HashValue: hv, RangeOp: q.rangeOp, RangeValues: q.rangeVals}
+			plan.lo, plan.hi = sortRange(appendPartition(spaceKey(q.d.ID, id), hv), kc)
+		}
+		if p == start && esk != nil {
+			k, err := keyFromWire(esk)
+			if err != nil || plan.startAfter(k) != nil {
+				return nil, validation("Invalid NextToken")
+			}
+		}
+		out, err := s.run(plan, "INDEXES")
+		if err != nil {
+			return nil, err
+		}
+		page.usage.merge(out.ConsumedCapacity)
+		for _, it := range out.Items {
+			page.items = append(page.items, q.project(it))
+		}
+		remaining -= out.ScannedCount
+		if out.LastEvaluatedKey != nil {
+			page.next = &pqToken{Part: p, Key: keyWire(out.LastEvaluatedKey)}
+			page.lastKey = out.LastEvaluatedKey
+			break
+		}
+		if remaining <= 0 && p+1 < n {
+			page.next = &pqToken{Part: p + 1}
+			break
+		}
+	}
+	return page, nil
+}
+
+// merge adds the capacity a read reported (in INDEXES form) to u.
+func (u *usage) merge(cc *consumedCapacity) {
+	if cc == nil {
+		return
+	}
+	if cc.Table != nil {
+		u.addTable(cc.Table.CapacityUnits)
+	}
+	for name, c := range cc.GlobalSecondaryIndexes {
+		u.addIndex(name, false, c.CapacityUnits)
+	}
+	for name, c := range cc.LocalSecondaryIndexes {
+		u.addIndex(name, true, c.CapacityUnits)
+	}
+}
+
+// project applies a SELECT list: each path's value, under the name of its
+// last step, as PartiQL names projected columns.
+func (q *pqSelect) project(it av.Item) av.Item {
+	if q.proj == nil {
+		return it
+	}
+	out := av.Item{}
+	for _, p := range q.proj {
+		if v := resolvePath(it, p); v != nil {
+			out[columnName(p)] = v
+		}
+	}
+	return out
+}
+
+func columnName(p *partiql.Path) string {
+	for i := len(p.Elems) - 1; i >= 0; i-- {
+		if !p.Elems[i].IsIndex {
+			return p.Elems[i].Name
+		}
+	}
+	return p.Elems[0].Name
+}
+
+// resolvePath returns the value a path names in an item, or nil.
+func resolvePath(it av.Item, p *partiql.Path) *av.Value {
+	v := it[p.Elems[0].Name]
+	for _, e := range p.Elems[1:] {
+		if v == nil {
+			return nil
+		}
+		switch {
+		case e.IsIndex:
+			if v.T != av.L || e.Index >= len(v.List) {
+				return nil
+			}
+			v = v.List[e.Index]
+		default:
+			if v.T != av.M {
+				return nil
+			}
+			v = v.Map[e.Name]
+		}
+	}
+	return v
+}
