@@ -2,255 +2,826 @@ package ddblocal
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
 
+// UpdateTable validates in DynamoDB's order: member constraints, "at least
+// one change", the one-concern-per-call rules and the shape of the index
+// actions, then (once the table is found) each change against the table's
+// state. Nothing is applied unless every check passes.
+
+func limitExceeded(msg string) *apiError {
+	return &apiError{Type: "LimitExceededException", Status: 400, Message: msg}
+}
+
+func errOneOnlineIndex() *apiError {
+	return limitExceeded("Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table")
+}
+
+func indexNotFound(index, table string) *apiError {
+	return notFound(fmt.Sprintf("Requested resource not found: Index %s for table %s", index, table))
+}
+
+// updateTableConstraints is the first validation pass of UpdateTable.
+func updateTableConstraints(in *updateTableInput) error {
+	var c constraints
+	for i, a := range in.AttributeDefinitions {
+		m := fmt.Sprintf("attributeDefinitions.%d.member", i+1)
+		c.notNull(m+".attributeName", a.AttributeName == "")
+		c.notNull(m+".attributeType", a.AttributeType == "")
+		c.enum(m+".attributeType", a.AttributeType, attributeTypes...)
+	}
+	c.tableName("tableName", in.TableName)
+	c.enum("billingMode", in.BillingMode, billingModes...)
+	c.throughput("provisionedThroughput", in.ProvisionedThroughput)
+	for i, u := range in.GlobalSecondaryIndexUpdates {
+		m := fmt.Sprintf("globalSecondaryIndexUpdates.%d.member", i+1)
+		if u.Update != nil {
+			indexNameConstraint(&c, m+".update.indexName", u.Update.IndexName)
+			c.throughput(m+".update.provisionedThroughput", u.Update.ProvisionedThroughput)
+		}
+		if u.Create != nil {
+			c.index(m+".create", *u.Create, true)
+		}
+		if u.Delete != nil {
+			indexNameConstraint(&c, m+".delete.indexName", u.Delete.IndexName)
+		}
+	}
+	c.streamSpec("streamSpecification", in.StreamSpecification)
+	if in.SSESpecification != nil {
+		c.enum("sSESpecification.sSEType", in.SSESpecification.SSEType, sseTypes...)
+	}
+	c.enum("tableClass", in.TableClass, tableClasses...)
+	return c.err()
+}
+
+func indexNameConstraint(c *constraints, member string, name *string) {
+	if name == nil {
+		c.notNull(member, true)
+		return
+	}
+	c.name(member, *name, 3)
+}
+
+// updateShape holds what an UpdateTable request asks for.
+type updateShape struct {
+	billing, pt, stream, gsi, sse, dp, odt, warm, class bool
+	creates, deletes                                    int
+}
+
+func (u updateShape) count() int {
+	n := 0
+	for _, b := range []bool{u.billing, u.pt, u.stream, u.gsi, u.sse, u.dp, u.odt, u.warm, u.class} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// checkUpdateShape runs the request-level checks that need no table.
+func checkUpdateShape(in *updateTableInput) (updateShape, error) {
+	u := updateShape{
+		billing: in.BillingMode != "", pt: in.ProvisionedThroughput != nil, stream: in.StreamSpecification != nil,
+		gsi: len(in.GlobalSecondaryIndexUpdates) > 0, sse: in.SSESpecification != nil, dp: in.DeletionProtectionEnabled != nil,
+		odt: in.OnDemandThroughput != nil, warm: in.WarmThroughput != nil, class: in.TableClass != "",
+	}
+	if u.count() == 0 && len(in.ReplicaUpdates) == 0 {
+		mrc := "MultiRegionConsistency, "
+		if in.MultiRegionConsistency != nil {
+			mrc = ""
+		}
+		return u, validation("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, %sDeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required", mrc)
+	}
+	if in.GlobalSecondaryIndexUpdates != nil && len(in.GlobalSecondaryIndexUpdates) == 0 {
+		return u, invalidParam("List of GlobalSecondaryIndexUpdates is empty")
+	}
+	if len(in.ReplicaUpdates) > 0 {
+		return u, invalidParam("Replica updates are not supported by this endpoint")
+	}
+	for _, g := range in.GlobalSecondaryIndexUpdates {
+		if g.Create != nil {
+			u.creates++
+		}
+		if g.Delete != nil {
+			u.deletes++
+		}
+	}
+	n := u.count()
+	switch {
+	case u.sse && n > 1:
+		return u, invalidParam("Server-Side Encryption modification must be the only operation in the request")
+	case u.class && n > 1:
+		return u, invalidParam("TableClass modification must be the only operation in the request")
+	case u.dp && n > 1:
+		return u, invalidParam("DeletionProtection modification must be the only operation in the request")
+	case u.warm && u.creates > 0:
+		return u, invalidParam("Create global secondary index cannot be specified when updating WarmThroughput")
+	case u.warm && n > 1:
+		return u, invalidParam("WarmThroughput must be the only operation in the request")
+	case u.odt && n > 1 && !(n == 2 && u.billing):
+		return u, invalidParam("OnDemandThroughput can only be combined with BillingMode in an UpdateTable request")
+	case u.stream && (u.pt || in.BillingMode == "PROVISIONED"):
+		return u, invalidParam("You cannot modify stream status while updating table IOPS")
+	case u.creates+u.deletes > 0 && u.pt:
+		return u, invalidParam("You cannot create or delete index while updating table IOPS")
+	case u.creates+u.deletes > 0 && u.stream:
+		return u, invalidParam("You cannot create or delete index while changing stream status")
+	}
+	seen := map[string]bool{}
+	for _, g := range in.GlobalSecondaryIndexUpdates {
+		actions := 0
+		var name string
+		if g.Create != nil {
+			actions++
+			name = *g.Create.IndexName
+		}
+		if g.Delete != nil {
+			actions++
+			name = *g.Delete.IndexName
+		}
+		if g.Update != nil {
+			actions++
+			name = *g.Update.IndexName
+		}
+		switch {
+		case actions == 0:
+			return u, invalidParam("One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null")
+		case actions > 1:
+			return u, invalidParam("Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object")
+		case seen[name]:
+			return u, invalidParam("Only one global secondary index update per index is allowed simultaneously. Index: %s", name)
+		}
+		seen[name] = true
+	}
+	if u.creates+u.deletes > 1 {
+		return u, errOneOnlineIndex()
+	}
+	if sp := in.StreamSpecification; sp != nil {
+		if *sp.StreamEnabled && sp.StreamViewType == "" {
+			return u, invalidParam("If stream is being enabled then UpdateViewType is required")
+		}
+		if !*sp.StreamEnabled && sp.StreamViewType != "" {
+			return u, invalidParam("If stream is being disabled, then UpdateViewType must not be specified")
+		}
+	}
+	return u, checkSSE(in.SSESpecification)
+}
+
+// tableUpdate is an UpdateTable being applied to a copy of the definition.
+type tableUpdate struct {
+	s   *Store
+	in  *updateTableInput
+	old *tableDef
+	d   *tableDef
+	now time.Time
+
+	status      string
+	switched    bool
+	oldTP       bool              // echo the table's previous throughput
+	indexStatus map[string]string // IndexStatus overrides in the response
+	indexOldTP  map[string]*indexDef
+	created     *indexDef
+	dropped     *indexDef
+}
+
 func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 	var in updateTableInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	var c constraints
-	c.tableName("tableName", in.TableName)
-	c.enum("billingMode", in.BillingMode, "PROVISIONED", "PAY_PER_REQUEST")
-	if err := c.err(); err != nil {
+	if err := updateTableConstraints(&in); err != nil {
+		return nil, err
+	}
+	if _, err := checkUpdateShape(&in); err != nil {
 		return nil, err
 	}
 	t := s.table(*in.TableName)
 	if t == nil {
-		return nil, notFound("Requested resource not found: Table: " + *in.TableName + " not found")
-	}
-	if in.AttributeDefinitions == nil && in.BillingMode == "" && in.ProvisionedThroughput == nil && in.GlobalSecondaryIndexUpdates == nil &&
-		in.StreamSpecification == nil && in.SSESpecification == nil && in.TableClass == "" && in.DeletionProtectionEnabled == nil && in.OnDemandThroughput == nil {
-		return nil, validation("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
-	}
-	if len(in.GlobalSecondaryIndexUpdates) > 1 {
-		return nil, validation("One or more parameter values were invalid: Only 1 online index can be created or deleted simultaneously per table")
+		return nil, tableNotFound(*in.TableName)
 	}
 
 	s.mu.Lock()
 	old := t.def.Load()
-	d := *old
-	d.Indexes = append([]*indexDef(nil), old.Indexes...)
-	if in.BillingMode != "" {
-		d.BillingMode = in.BillingMode
+	if s.tables[old.Name] != t {
+		s.mu.Unlock()
+		return nil, tableNotFound(old.Name)
 	}
-	if in.ProvisionedThroughput != nil {
-		if d.BillingMode == "PAY_PER_REQUEST" {
-			s.mu.Unlock()
-			return nil, validation("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
-		}
-		d.Throughput = *in.ProvisionedThroughput
-	}
-	if in.OnDemandThroughput != nil {
-		d.OnDemand = in.OnDemandThroughput
-	}
-	if in.DeletionProtectionEnabled != nil {
-		d.Protected = *in.DeletionProtectionEnabled
-	}
-	if in.TableClass != "" {
-		d.TableClass = in.TableClass
-	}
-	if in.SSESpecification != nil {
-		d.SSE = in.SSESpecification
-	}
-	if in.StreamSpecification != nil {
-		if in.StreamSpecification.StreamEnabled != nil && *in.StreamSpecification.StreamEnabled && old.StreamEnabled {
-			s.mu.Unlock()
-			return nil, validation("Table already has an enabled stream: " + s.tableARN(d.Name) + "/stream/" + old.StreamLabel)
-		}
-		if in.StreamSpecification.StreamEnabled != nil && !*in.StreamSpecification.StreamEnabled && !old.StreamEnabled {
-			s.mu.Unlock()
-			return nil, validation("Table already has stream disabled")
-		}
-		if err := applyStreamSpec(&d, in.StreamSpecification, s.now()); err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-	}
-	var backfill *indexDef
-	var dropped *indexDef
-	for _, u := range in.GlobalSecondaryIndexUpdates {
-		switch {
-		case u.Create != nil:
-			defs := map[string]av.Type{}
-			for _, a := range old.AttrDefs {
-				t, _ := av.ParseType(a.AttributeType)
-				defs[a.AttributeName] = t
-			}
-			for _, a := range in.AttributeDefinitions {
-				t, ok := av.ParseType(a.AttributeType)
-				if !ok {
-					s.mu.Unlock()
-					return nil, validation("1 validation error detected: Value '%s' at 'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", a.AttributeType)
-				}
-				if prev, ok := defs[a.AttributeName]; ok && prev != t {
-					s.mu.Unlock()
-					return nil, validation("One or more parameter values were invalid: Attribute %s is already defined with type %s", a.AttributeName, prev)
-				}
-				defs[a.AttributeName] = t
-			}
-			ix, err := buildIndex(*u.Create, defs, false, "globalSecondaryIndexUpdates.1.member.create")
-			if err != nil {
-				s.mu.Unlock()
-				return nil, err
-			}
-			if d.index(ix.Name) != nil {
-				s.mu.Unlock()
-				return nil, validation("One or more parameter values were invalid: Index with name: %s already exists", ix.Name)
-			}
-			if err := checkThroughput(d.BillingMode, u.Create.ProvisionedThroughput, ix.Name, nil); err != nil {
-				s.mu.Unlock()
-				return nil, err
-			}
-			var gsis int
-			for _, x := range d.Indexes {
-				if !x.Local {
-					gsis++
-				}
-			}
-			if gsis >= 20 {
-				s.mu.Unlock()
-				return nil, &apiError{Type: "LimitExceededException", Status: 400, Message: "Subscriber limit exceeded: The number of global secondary indexes exceeds the per-table limit of 20"}
-			}
-			d.NextIndexID++
-			ix.ID = d.NextIndexID
-			if int(ix.ID) >= maxIndexes {
-				s.mu.Unlock()
-				return nil, &apiError{Type: "LimitExceededException", Status: 400, Message: "Too many index changes on this table"}
-			}
-			ix.Backfilling = true
-			d.Indexes = append(d.Indexes, ix)
-			// Merge the new attribute definitions.
-			have := map[string]bool{}
-			for _, a := range d.AttrDefs {
-				have[a.AttributeName] = true
-			}
-			d.AttrDefs = append([]attributeDefinition(nil), d.AttrDefs...)
-			for _, a := range in.AttributeDefinitions {
-				if !have[a.AttributeName] {
-					d.AttrDefs = append(d.AttrDefs, a)
-				}
-			}
-			backfill = ix
-		case u.Delete != nil:
-			ix := d.index(u.Delete.IndexName)
-			if ix == nil || ix.Local {
-				s.mu.Unlock()
-				return nil, notFound("Requested resource not found: Global Secondary Index: " + u.Delete.IndexName + " not found")
-			}
-			var keep []*indexDef
-			for _, x := range d.Indexes {
-				if x != ix {
-					keep = append(keep, x)
-				}
-			}
-			d.Indexes = keep
-			dropped = ix
-		case u.Update != nil:
-			ix := d.index(u.Update.IndexName)
-			if ix == nil || ix.Local {
-				s.mu.Unlock()
-				return nil, notFound("Requested resource not found: Global Secondary Index: " + u.Update.IndexName + " not found")
-			}
-			cp := *ix
-			cp.Throughput = u.Update.ProvisionedThroughput
-			if u.Update.OnDemandThroughput != nil {
-				cp.OnDemand = u.Update.OnDemandThroughput
-			}
-			for i, x := range d.Indexes {
-				if x == ix {
-					d.Indexes[i] = &cp
-				}
-			}
-		}
-	}
-	if err := s.persistDef(&d); err != nil {
+	u := &tableUpdate{s: s, in: &in, old: old, d: cloneDef(old), now: s.now(), status: "ACTIVE",
+		indexStatus: map[string]string{}, indexOldTP: map[string]*indexDef{}}
+	if err := u.apply(); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
-	t.def.Store(&d)
+	// Open or close the stream descriptor (streams.go) before writers see
+	// the new definition.
+	if err := s.streamTransition(old, u.d); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	if err := s.persistDef(u.d); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	t.def.Store(u.d)
 	s.mu.Unlock()
 
-	if dropped != nil {
-		lo := spaceKey(d.ID, dropped.ID)
-		hi := spaceKey(d.ID, dropped.ID+1)
+	if u.dropped != nil {
+		lo, hi := spaceKey(u.d.ID, u.dropped.ID), spaceKey(u.d.ID, u.dropped.ID+1)
 		if err := s.db.DeleteRange(lo, hi, s.writeOpts()); err != nil {
 			return nil, err
 		}
-		t.idxItems[dropped.ID].Store(0)
-		t.idxBytes[dropped.ID].Store(0)
+		t.idxItems[u.dropped.ID].Store(0)
+		t.idxBytes[u.dropped.ID].Store(0)
 	}
-	desc := s.describe(t)
-	if backfill != nil {
-		if err := s.backfill(t, backfill.Name); err != nil {
+	desc := u.response(t)
+	if u.created != nil {
+		if err := s.backfill(t, u.created.ID); err != nil {
 			return nil, err
 		}
 	}
 	return map[string]any{"TableDescription": desc}, nil
 }
 
+// cloneDef copies a definition deeply enough to modify its indexes.
+func cloneDef(old *tableDef) *tableDef {
+	d := *old
+	d.AttrDefs = slices.Clone(old.AttrDefs)
+	d.Indexes = make([]*indexDef, len(old.Indexes))
+	for i, ix := range old.Indexes {
+		cp := *ix
+		d.Indexes[i] = &cp
+	}
+	return &d
+}
+
+func (u *tableUpdate) apply() error {
+	in, d := u.in, u.d
+	if err := u.applyBilling(); err != nil {
+		return err
+	}
+	if err := u.applyIndexes(); err != nil {
+		return err
+	}
+	if d.BillingMode == "PROVISIONED" && u.old.BillingMode == "PAY_PER_REQUEST" {
+		for _, ix := range d.Indexes {
+			if !ix.Local && ix.Throughput == nil {
+				return invalidParam("ProvisionedThroughput must be specified for index: %s", ix.Name)
+			}
+		}
+	}
+	if err := u.applyStream(); err != nil {
+		return err
+	}
+	if sse := in.SSESpecification; sse != nil {
+		if sse.Enabled != nil && !*sse.Enabled && (d.SSE == nil || (d.SSE.Enabled != nil && !*d.SSE.Enabled)) {
+			return invalidParam("Table is already encrypted by default")
+		}
+		d.SSE = sse
+	}
+	if in.TableClass != "" {
+		cur := d.TableClass
+		if cur == "" {
+			cur = "STANDARD"
+		}
+		u.status = "UPDATING"
+		if in.TableClass != cur {
+			d.TableClass = in.TableClass
+			d.TableClassUpdated = u.now
+		}
+	}
+	if in.DeletionProtectionEnabled != nil {
+		d.Protected = *in.DeletionProtectionEnabled
+	}
+	if w := in.WarmThroughput; w != nil {
+		if r := w.ReadUnitsPerSecond; r != nil && *r < d.Warm.Read {
+			return invalidParam("Requested ReadUnitsPerSecond for WarmThroughput for table is lower than current WarmThroughput, decreasing WarmThroughput is not supported")
+		}
+		if wr := w.WriteUnitsPerSecond; wr != nil && *wr < d.Warm.Write {
+			return invalidParam("Requested WriteUnitsPerSecond for WarmThroughput for table is lower than current WarmThroughput, decreasing WarmThroughput is not supported")
+		}
+		d.Warm.raise(deref(w.ReadUnitsPerSecond), deref(w.WriteUnitsPerSecond))
+	}
+	return nil
+}
+
+// applyBilling applies BillingMode, ProvisionedThroughput and
+// OnDemandThroughput.
+func (u *tableUpdate) applyBilling() error {
+	in, d := u.in, u.d
+	mode := d.BillingMode
+	if in.BillingMode != "" {
+		mode = in.BillingMode
+		u.status = "UPDATING"
+	}
+	pt := in.ProvisionedThroughput
+	switch {
+	case mode == "PROVISIONED" && pt == nil && in.BillingMode == "PROVISIONED":
+		return invalidParam("ProvisionedThroughput must be specified when BillingMode is PROVISIONED")
+	case mode == "PAY_PER_REQUEST" && pt != nil && in.BillingMode == "PAY_PER_REQUEST":
+		return invalidParam("ProvisionedThroughput cannot be specified when BillingMode is PAY_PER_REQUEST")
+	case mode == "PAY_PER_REQUEST" && pt != nil:
+		return invalidParam("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+	}
+	if o := in.OnDemandThroughput; o != nil && mode == "PROVISIONED" {
+		member := "MaxReadRequestUnits"
+		if o.MaxReadRequestUnits == nil {
+			member = "MaxWriteRequestUnits"
+		}
+		return invalidParam("%s for OnDemandThroughput cannot be specified when the table BillingMode is PROVISIONED", member)
+	}
+	if mode != d.BillingMode {
+		u.switched = true
+		d.BillingMode = mode
+		if mode == "PAY_PER_REQUEST" {
+			d.PayPerRequestAt = u.now
+			d.Warm.raise(onDemandWarmRead, onDemandWarmWrite)
+			for _, ix := range d.Indexes {
+				if !ix.Local {
+					ix.Warm.raise(onDemandWarmRead, onDemandWarmWrite)
+				}
+			}
+		} else {
+			d.OnDemand = nil
+			for _, ix := range d.Indexes {
+				ix.OnDemand = nil
+				ix.Throughput = nil
+			}
+		}
+	}
+	if pt != nil {
+		u.status = "UPDATING"
+		cur := d.Throughput
+		if u.old.BillingMode == "PAY_PER_REQUEST" {
+			cur = provisionedThroughput{}
+		}
+		if err := u.s.capacityLimit(pt, ""); err != nil {
+			return err
+		}
+		if err := changeThroughput(&d.ThroughputLog, cur, *pt, u.now, "the table", ""); err != nil {
+			return err
+		}
+		u.oldTP = u.old.BillingMode == "PROVISIONED"
+		d.Throughput = *pt
+		d.Warm.raise(*pt.ReadCapacityUnits, *pt.WriteCapacityUnits)
+	}
+	if o := in.OnDemandThroughput; o != nil {
+		merged, err := mergeOnDemand(d.OnDemand, o, "table")
+		if err != nil {
+			return err
+		}
+		d.OnDemand = merged
+	}
+	return nil
+}
+
+// mergeOnDemand applies an OnDemandThroughput update member by member; -1
+// removes a maximum.
+func mergeOnDemand(cur, upd *onDemandThroughput, what string) (*onDemandThroughput, error) {
+	out := onDemandThroughput{}
+	if cur != nil {
+		out = *cur
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+		dst  **int64
+	}{{"MaxReadRequestUnits", upd.MaxReadRequestUnits, &out.MaxReadRequestUnits}, {"MaxWriteRequestUnits", upd.MaxWriteRequestUnits, &out.MaxWriteRequestUnits}} {
+		switch {
+		case f.v == nil:
+		case *f.v == -1:
+			*f.dst = nil
+		case *f.v < 1:
+			return nil, invalidParam("Requested %s for OnDemandThroughput for %s is outside of valid range", f.name, what)
+		default:
+			v := *f.v
+			*f.dst = &v
+		}
+	}
+	if out.MaxReadRequestUnits == nil && out.MaxWriteRequestUnits == nil {
+		return nil, nil
+	}
+	return &out, nil
+}
+
+// changeThroughput validates a provisioned-throughput change of the table
+// or an index (named by what and index) and records it.
+func changeThroughput(log *throughputLog, cur, next provisionedThroughput, now time.Time, what, index string) error {
+	cr, cw := deref(cur.ReadCapacityUnits), deref(cur.WriteCapacityUnits)
+	nr, nw := *next.ReadCapacityUnits, *next.WriteCapacityUnits
+	if cr == nr && cw == nw {
+		subject := "for the table"
+		if index != "" {
+			subject = "for index " + index
+		}
+		return validation("The provisioned throughput for %s will not change. The requested value equals the current value. Current ReadCapacityUnits provisioned %s: %d. Requested ReadCapacityUnits: %d. Current WriteCapacityUnits provisioned %s: %d. Requested WriteCapacityUnits: %d. Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+			what, subject, cr, nr, subject, cw, nw)
+	}
+	decrease := nr < cr || nw < cw
+	if decrease {
+		n := log.decreasesToday(now)
+		if n >= 4 && now.Before(log.LastDecrease.Add(time.Hour)) {
+			next := log.LastDecrease.Add(time.Hour)
+			y, m, dd := log.LastDecrease.UTC().Date()
+			if midnight := time.Date(y, m, dd+1, 0, 0, 0, 0, time.UTC); midnight.Before(next) {
+				next = midnight
+			}
+			return limitExceeded(fmt.Sprintf("Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC day. After the first 4 decreases, each subsequent decrease in the same UTC day can be performed at most once every 3600 seconds. Number of decreases today: %d. Last decrease at %s. Next decrease can be made at %s.",
+				n, longUTC(log.LastDecrease), longUTC(next)))
+		}
+		log.Decreases = n + 1
+		log.LastDecrease = now
+	}
+	if nr > cr || nw > cw {
+		log.LastIncrease = now
+	}
+	return nil
+}
+
+// longUTC formats a time as DynamoDB does in its decrease-limit message.
+func longUTC(t time.Time) string {
+	return t.UTC().Format("Monday, January 2, 2006 at 3:04:05 PM") + " Coordinated Universal Time"
+}
+
+func (u *tableUpdate) applyStream() error {
+	sp, d := u.in.StreamSpecification, u.d
+	if sp == nil {
+		return nil
+	}
+	if *sp.StreamEnabled {
+		if u.old.StreamEnabled {
+			return validation("Table already has an enabled stream: TableName: %s", d.Name)
+		}
+		d.StreamEnabled = true
+		d.StreamViewType = sp.StreamViewType
+		label := streamLabel(u.now)
+		if label <= d.StreamLabel {
+			// A new stream always gets a new label.
+			label = streamLabel(parseStreamLabel(d.StreamLabel).Add(time.Millisecond))
+		}
+		d.StreamLabel = label
+	} else {
+		if !u.old.StreamEnabled {
+			return validation("Table has no stream to disable: TableName: %s", d.Name)
+		}
+		d.StreamEnabled = false
+		d.StreamViewType = ""
+	}
+	u.status = "UPDATING"
+	return nil
+}
+
+func parseStreamLabel(l string) time.Time {
+	t, err := time.Parse("2006-01-02T15:04:05.000", l)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// applyIndexes applies GlobalSecondaryIndexUpdates.
+func (u *tableUpdate) applyIndexes() error {
+	for _, g := range u.in.GlobalSecondaryIndexUpdates {
+		var err error
+		switch {
+		case g.Create != nil:
+			err = u.createIndex(*g.Create)
+		case g.Delete != nil:
+			err = u.deleteIndex(*g.Delete.IndexName)
+		case g.Update != nil:
+			err = u.updateIndex(*g.Update.IndexName, g.Update.ProvisionedThroughput, g.Update.OnDemandThroughput, g.Update.WarmThroughput)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u *tableUpdate) gsiCount() int {
+	n := 0
+	for _, ix := range u.d.Indexes {
+		if !ix.Local {
+			n++
+		}
+	}
+	return n
+}
+
+func (u *tableUpdate) backfilling() bool {
+	for _, ix := range u.old.Indexes {
+		if ix.Backfilling {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *tableUpdate) createIndex(spec indexSpec) error {
+	d, in := u.d, u.in
+	name := *spec.IndexName
+	if in.AttributeDefinitions == nil {
+		return invalidParam("AttributeDefinitions is not specified for index: %s", name)
+	}
+	reqDefs := newAttrDefs(in.AttributeDefinitions)
+	if err := reqDefs.undefinedKeys(spec.KeySchema, in.AttributeDefinitions); err != nil {
+		return err
+	}
+	if err := keyShape(spec.KeySchema); err != nil {
+		return err
+	}
+	if d.index(name) != nil {
+		return validation("Attempting to create an index which already exists")
+	}
+	// A key attribute the table already defines keeps its stored type.
+	defs := newAttrDefs(in.AttributeDefinitions)
+	for _, a := range d.AttrDefs {
+		t, _ := av.ParseType(a.AttributeType)
+		defs.types[a.AttributeName] = t
+	}
+	ix, err := buildIndex(spec, defs, false)
+	if err != nil {
+		return err
+	}
+	if d.BillingMode == "PAY_PER_REQUEST" {
+		if spec.ProvisionedThroughput != nil {
+			return invalidParam("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified for index: %s when BillingMode is PAY_PER_REQUEST", name)
+		}
+		if err := checkOnDemand(spec.OnDemandThroughput, "index : "+name); err != nil {
+			return err
+		}
+		ix.Warm.raise(onDemandWarmRead, onDemandWarmWrite)
+	} else {
+		if spec.ProvisionedThroughput == nil {
+			return invalidParam("Both ReadCapacityUnits and WriteCapacityUnits must be specified for index: %s", name)
+		}
+		if spec.OnDemandThroughput != nil {
+			return invalidParam("MaxReadRequestUnits for OnDemandThroughput for index : %s cannot be specified when the table BillingMode is PROVISIONED", name)
+		}
+		if err := u.s.capacityLimit(spec.ProvisionedThroughput, name); err != nil {
+			return err
+		}
+		ix.Warm.raise(*spec.ProvisionedThroughput.ReadCapacityUnits, *spec.ProvisionedThroughput.WriteCapacityUnits)
+	}
+	if w := spec.WarmThroughput; w != nil {
+		ix.Warm.raise(deref(w.ReadUnitsPerSecond), deref(w.WriteUnitsPerSecond))
+	}
+	nonKeys := len(ix.NonKey)
+	for _, x := range d.Indexes {
+		nonKeys += len(x.NonKey)
+	}
+	if nonKeys > maxProjectedNonKeys {
+		return invalidParam("The number of projected attributes in all secondary indexes of the table exceeds the limit of %d", maxProjectedNonKeys)
+	}
+	if u.backfilling() {
+		return errOneOnlineIndex()
+	}
+	if u.gsiCount() >= maxGSIs {
+		return limitExceeded(fmt.Sprintf("Subscriber limit exceeded: Number of global secondary indexes exceeds per-table limit of %d", maxGSIs))
+	}
+	if int(d.NextIndexID)+1 >= maxIndexes {
+		return limitExceeded("Subscriber limit exceeded: Too many index changes on this table")
+	}
+	ix.Backfilling = true
+	d.addIndex(ix)
+	for _, k := range spec.KeySchema {
+		if !slices.ContainsFunc(d.AttrDefs, func(a attributeDefinition) bool { return a.AttributeName == k.AttributeName }) {
+			d.AttrDefs = append(d.AttrDefs, attributeDefinition{k.AttributeName, defs.types[k.AttributeName].String()})
+		}
+	}
+	sortAttrDefs(d.AttrDefs)
+	u.created = ix
+	u.status = "UPDATING"
+	u.indexStatus[ix.Name] = "CREATING"
+	return nil
+}
+
+func (u *tableUpdate) deleteIndex(name string) error {
+	d := u.d
+	ix := d.index(name)
+	if ix == nil {
+		return indexNotFound(name, d.Name)
+	}
+	if ix.Local {
+		return validation("Cannot delete an index that is not a GlobalSecondaryIndex: %s", name)
+	}
+	for _, x := range u.old.Indexes {
+		if x.Backfilling && x.Name != name {
+			return errOneOnlineIndex()
+		}
+	}
+	d.Indexes = slices.DeleteFunc(d.Indexes, func(x *indexDef) bool { return x == ix })
+	// An attribute no key uses any more leaves the attribute definitions.
+	d.AttrDefs = slices.DeleteFunc(d.AttrDefs, func(a attributeDefinition) bool { return !d.usesKey(a.AttributeName) })
+	u.dropped = ix
+	u.status = "UPDATING"
+	u.indexStatus[name] = "DELETING"
+	return nil
+}
+
+// usesKey reports whether the table or one of its indexes is keyed on name.
+func (d *tableDef) usesKey(name string) bool {
+	if d.isTableKey(name) {
+		return true
+	}
+	for _, ix := range d.Indexes {
+		if ix.Hash.Name == name || ix.Range.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *tableUpdate) updateIndex(name string, pt *provisionedThroughput, odt *onDemandThroughput, warm *warmThroughputSpec) error {
+	d := u.d
+	ix := d.index(name)
+	if ix == nil {
+		return indexNotFound(name, d.Name)
+	}
+	if ix.Local {
+		return validation("Cannot update an index that is not a GlobalSecondaryIndex: %s", name)
+	}
+	before := *ix
+	if pt != nil {
+		if d.BillingMode == "PAY_PER_REQUEST" {
+			return invalidParam("The only Updates for index: %s when TableThroughputMode is PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput", name)
+		}
+		var cur provisionedThroughput
+		if ix.Throughput != nil && u.old.BillingMode == "PROVISIONED" {
+			cur = *ix.Throughput
+		}
+		if err := u.s.capacityLimit(pt, name); err != nil {
+			return err
+		}
+		if err := changeThroughput(&ix.ThroughputLog, cur, *pt, u.now, "the index "+name, name); err != nil {
+			return err
+		}
+		p := *pt
+		ix.Throughput = &p
+		ix.Warm.raise(*pt.ReadCapacityUnits, *pt.WriteCapacityUnits)
+		if u.old.BillingMode == "PROVISIONED" {
+			u.indexOldTP[name] = &before
+		}
+	}
+	if odt != nil {
+		if d.BillingMode == "PROVISIONED" {
+			return invalidParam("MaxReadRequestUnits for OnDemandThroughput for index : %s cannot be specified when the table BillingMode is PROVISIONED", name)
+		}
+		merged, err := mergeOnDemand(ix.OnDemand, odt, "index : "+name)
+		if err != nil {
+			return err
+		}
+		ix.OnDemand = merged
+	}
+	if warm != nil {
+		if r := warm.ReadUnitsPerSecond; r != nil && *r < ix.Warm.Read {
+			return invalidParam("Requested ReadUnitsPerSecond for WarmThroughput for index %s is lower than current WarmThroughput, decreasing WarmThroughput is not supported", name)
+		}
+		if w := warm.WriteUnitsPerSecond; w != nil && *w < ix.Warm.Write {
+			return invalidParam("Requested WriteUnitsPerSecond for WarmThroughput for index %s is lower than current WarmThroughput, decreasing WarmThroughput is not supported", name)
+		}
+		ix.Warm.raise(deref(warm.ReadUnitsPerSecond), deref(warm.WriteUnitsPerSecond))
+	}
+	if _, set := u.indexStatus[name]; !set {
+		u.indexStatus[name] = "UPDATING"
+	}
+	return nil
+}
+
+// response builds the TableDescription UpdateTable answers: the new
+// settings with the transient statuses DynamoDB reports, the previous
+// throughput where DynamoDB still echoes it, and a deleted index as
+// DELETING.
+func (u *tableUpdate) response(t *table) map[string]any {
+	rd := *u.d
+	rd.Indexes = nil
+	for _, ix := range u.old.Indexes {
+		if u.dropped != nil && ix.ID == u.dropped.ID {
+			rd.Indexes = append(rd.Indexes, ix)
+			continue
+		}
+		for _, x := range u.d.Indexes {
+			if x.ID == ix.ID {
+				rd.Indexes = append(rd.Indexes, x)
+			}
+		}
+	}
+	if u.created != nil {
+		rd.Indexes = append(rd.Indexes, u.created)
+	}
+	desc := u.s.describeDef(t, &rd, descOpts{status: u.status, switched: u.switched})
+	if u.oldTP {
+		tp := throughputDesc(&u.old.Throughput, u.d.ThroughputLog, u.now)
+		tp["NumberOfDecreasesToday"] = u.old.ThroughputLog.decreasesToday(u.now)
+		desc["ProvisionedThroughput"] = tp
+	}
+	gsis, _ := desc["GlobalSecondaryIndexes"].([]map[string]any)
+	for _, m := range gsis {
+		name := m["IndexName"].(string)
+		if st, ok := u.indexStatus[name]; ok {
+			m["IndexStatus"] = st
+		}
+		if u.created != nil && name == u.created.Name {
+			m["Backfilling"] = false
+			delete(m, "WarmThroughput")
+		}
+		if prev, ok := u.indexOldTP[name]; ok {
+			tp := throughputDesc(prev.Throughput, u.d.index(name).ThroughputLog, u.now)
+			tp["NumberOfDecreasesToday"] = prev.ThroughputLog.decreasesToday(u.now)
+			m["ProvisionedThroughput"] = tp
+		}
+	}
+	return desc
+}
+
 // backfill writes the entries of a new index for every existing item and
 // then marks the index active. Writers running meanwhile already maintain
 // the index (they read the table definition after locking their item), and
-// each item is re-read under its lock, so no entry is lost or stale.
-func (s *Store) backfill(t *table, name string) error {
+// each item is re-read under its lock, so no entry is lost, stale or
+// counted twice.
+func (s *Store) backfill(t *table, id uint16) error {
 	d := t.def.Load()
-	lo := spaceKey(d.ID, 0)
-	hi := spaceKey(d.ID, 1)
+	lo, hi := spaceKey(d.ID, 0), spaceKey(d.ID, 1)
 	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
 	}
 	var keys [][]byte
 	for iter.First(); iter.Valid(); iter.Next() {
-		keys = append(keys, append([]byte(nil), iter.Key()...))
+		keys = append(keys, slices.Clone(iter.Key()))
 	}
-	iter.Close()
+	if err := iter.Close(); err != nil {
+		return err
+	}
 	for _, k := range keys {
-		if err := s.backfillOne(t, name, k); err != nil {
+		if err := s.backfillOne(t, id, k); err != nil {
+			if errors.Is(err, errIndexGone) {
+				return nil
+			}
 			return err
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := t.def.Load()
-	nd := *cur
-	nd.Indexes = append([]*indexDef(nil), cur.Indexes...)
-	for i, x := range nd.Indexes {
-		if x.Name == name {
-			cp := *x
-			cp.Backfilling = false
-			nd.Indexes[i] = &cp
-		}
+	ix := cur.indexByID(id)
+	if ix == nil || !ix.Backfilling {
+		return nil
 	}
-	if err := s.persistDef(&nd); err != nil {
+	nd := cloneDef(cur)
+	nd.indexByID(id).Backfilling = false
+	if err := s.persistDef(nd); err != nil {
 		return err
 	}
-	t.def.Store(&nd)
+	t.def.Store(nd)
 	return nil
 }
 
-func (s *Store) backfillOne(t *table, name string, key []byte) error {
+var errIndexGone = errors.New("ddblocal: index deleted during backfill")
+
+func (d *tableDef) indexByID(id uint16) *indexDef {
+	for _, ix := range d.Indexes {
+		if ix.ID == id {
+			return ix
+		}
+	}
+	return nil
+}
+
+// backfillOne adds one item's entry to the index being built, unless a
+// writer that already knew the index has written it (and counted it).
+func (s *Store) backfillOne(t *table, id uint16, key []byte) error {
 	s.locks.acquire(string(key), false)
 	defer s.locks.release(string(key))
 	d := t.def.Load()
-	ix := d.index(name)
+	ix := d.indexByID(id)
 	if ix == nil {
-		return fmt.Errorf("ddblocal: index %s vanished during backfill", name)
+		return errIndexGone
 	}
 	it, err := s.get(key)
 	if err != nil || it == nil || !ix.inIndex(it) {
 		return err
 	}
+	ek := d.entryKey(ix, it)
+	_, closer, err := s.db.Get(ek)
+	if err == nil {
+		closer.Close()
+		return nil
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	proj := d.project(ix, it)
 	b := s.db.NewBatch()
 	defer b.Close()
-	proj := d.project(ix, it)
-	b.Set(d.entryKey(ix, it), av.AppendItemBinary(nil, proj), nil)
+	b.Set(ek, av.AppendItemBinary(nil, proj), nil)
 	if err := b.Commit(s.writeOpts()); err != nil {
 		return err
 	}

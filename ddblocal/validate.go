@@ -24,13 +24,49 @@ func (c *constraints) notNull(member string, isNull bool) {
 	}
 }
 
-// tableName checks a table (or index) name member.
+// tableName checks a member naming an existing table. Since DynamoDB
+// accepts table ARNs there, the minimum length is 1 (a 2-character name is
+// simply not found) and an ARN is exempt from the name pattern.
 func (c *constraints) tableName(member string, name *string) {
 	if name == nil {
 		c.notNull(member, true)
 		return
 	}
+	if isTableARN(*name) {
+		if len(*name) > 1024 {
+			c.add("Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to 1024", *name, member)
+		}
+		return
+	}
+	c.name(member, *name, 1)
+}
+
+// newTableName checks the name of a table being created: 3 to 255
+// characters of [a-zA-Z0-9_.-].
+func (c *constraints) newTableName(member string, name *string) {
+	if name == nil {
+		c.notNull(member, true)
+		return
+	}
 	c.name(member, *name, 3)
+}
+
+// isTableARN reports whether a TableName member holds a table ARN.
+func isTableARN(name string) bool { return strings.HasPrefix(name, "arn:") }
+
+// tableNameOf returns the table name a TableName member designates: the
+// name itself, or the name inside a table ARN
+// (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME).
+func tableNameOf(name string) string {
+	if !isTableARN(name) {
+		return name
+	}
+	_, rest, ok := strings.Cut(name, ":table/")
+	if !ok {
+		return name
+	}
+	rest, _, _ = strings.Cut(rest, "/")
+	return rest
 }
 
 func (c *constraints) name(member, name string, minLen int) {
@@ -63,16 +99,42 @@ func (c *constraints) max(member string, v *int64, hi int64) {
 	}
 }
 
+// maxReportedConstraints is how many violations DynamoDB lists (and
+// counts) in one message; the rest are dropped.
+const maxReportedConstraints = 10
+
 func (c *constraints) err() error {
-	switch n := len(*c); n {
+	list := *c
+	if len(list) > maxReportedConstraints {
+		list = list[:maxReportedConstraints]
+	}
+	switch n := len(list); n {
 	case 0:
 		return nil
 	case 1:
-		return validation("1 validation error detected: %s", (*c)[0])
+		return validation("1 validation error detected: %s", list[0])
 	default:
-		return validation("%s validation errors detected: %s", strconv.Itoa(n), strings.Join(*c, "; "))
+		return validation("%s validation errors detected: %s", strconv.Itoa(n), strings.Join(list, "; "))
 	}
 }
+
+// minLen reports a list or string member shorter than lo.
+func (c *constraints) minLen(member, value string, n, lo int) {
+	if n < lo {
+		c.add("Value '%s' at '%s' failed to satisfy constraint: Member must have length greater than or equal to %d", value, member, lo)
+	}
+}
+
+// maxLen reports a list or string member longer than hi.
+func (c *constraints) maxLen(member, value string, n, hi int) {
+	if n > hi {
+		c.add("Value '%s' at '%s' failed to satisfy constraint: Member must have length less than or equal to %d", value, member, hi)
+	}
+}
+
+// javaList renders a list of strings the way DynamoDB echoes a list
+// member's value in a constraint message: [a, b, c].
+func javaList(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
 
 func (c *constraints) returnConsumedCapacity(v string) {
 	c.enum("returnConsumedCapacity", v, "INDEXES", "TOTAL", "NONE")
