@@ -1,7 +1,9 @@
 package ddblocal
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"sort"
 
 	"lastro/ddblocal/internal/av"
@@ -19,79 +21,105 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var c constraints
-	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
-	c.notNull("requestItems", in.RequestItems == nil)
-	if in.RequestItems != nil && len(in.RequestItems) == 0 {
-		c.add("Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	requestItemsNames(&c, body, sortedKeys(in.RequestItems))
+	for _, name := range sortedKeys(in.RequestItems) {
+		if ka := in.RequestItems[name]; ka != nil {
+			if len(ka.Keys) > maxBatchGetKeys {
+				c.add("Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length less than or equal to %d", name, maxBatchGetKeys)
+			}
+			attributesToGet(&c, "requestItems."+name+".member.attributesToGet", ka.AttributesToGet)
+		}
 	}
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	total := 0
+	if len(in.RequestItems) == 0 {
+		return nil, validation("The requestItems parameter is required for BatchGetItem")
+	}
+	// Projections may not mix expression and non-expression forms, even
+	// across tables.
+	var mixed exprArgs
 	for _, ka := range in.RequestItems {
 		if ka != nil {
-			total += len(ka.Keys)
+			if ka.AttributesToGet != nil && len(mixed.legacy) == 0 {
+				mixed.legacy = []string{"AttributesToGet"}
+			}
+			if ka.ProjectionExpression != nil && len(mixed.present) == 0 {
+				mixed.present = []string{"ProjectionExpression"}
+			}
 		}
 	}
-	if total > maxBatchGetKeys {
-		return nil, validation("Too many items requested for the BatchGetItem call")
+	if err := mixed.params(); err != nil {
+		return nil, err
 	}
 	type plan struct {
 		name       string
-		t          *table
 		keys       []av.Item
 		proj       projector
 		consistent bool
 	}
 	var plans []plan
+	total := 0
 	for _, name := range sortedKeys(in.RequestItems) {
 		ka := in.RequestItems[name]
 		if ka == nil || len(ka.Keys) == 0 {
-			return nil, validation("1 validation error detected: Value null at 'requestItems.%s.member.keys' failed to satisfy constraint: Member must not be null", name)
+			return nil, validation("1 validation error detected: Value at 'RequestItems.%s.member.Keys' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
 		}
-		var c constraints
-		c.name("requestItems", name, 3)
-		if err := c.err(); err != nil {
-			return nil, err
-		}
-		ea := exprArgs{names: ka.ExpressionAttributeNames, ifNone: "ProjectionExpression is null"}
+		ea := exprArgs{names: ka.ExpressionAttributeNames}
 		present(&ea.present, "ProjectionExpression", ka.ProjectionExpression != nil)
 		present(&ea.legacy, "AttributesToGet", ka.AttributesToGet != nil)
+		if err := ea.params(); err != nil {
+			return nil, err
+		}
+		p := plan{name: name, consistent: ka.ConsistentRead != nil && *ka.ConsistentRead}
+		seen := map[string]bool{}
+		for _, w := range ka.Keys {
+			key, err := keyFromWire(w)
+			if err != nil {
+				return nil, err
+			}
+			id := itemIdentity(key)
+			if seen[id] {
+				return nil, validation("Provided list of item keys contains duplicates")
+			}
+			seen[id] = true
+			if total++; total > maxBatchGetKeys {
+				return nil, validation("Too many items requested for the BatchGetItem call")
+			}
+			p.keys = append(p.keys, key)
+		}
 		proj, err := parseProjection(ea, ka.ProjectionExpression, ka.AttributesToGet)
 		if err != nil {
 			return nil, err
 		}
-		t, err := s.lookup(&name)
+		p.proj = proj
+		plans = append(plans, p)
+	}
+	tables := map[string]*table{}
+	for _, p := range plans {
+		t, err := s.lookup(&p.name)
 		if err != nil {
 			return nil, err
 		}
+		tables[p.name] = t
 		d := t.def.Load()
-		p := plan{name: name, t: t, proj: proj, consistent: ka.ConsistentRead != nil && *ka.ConsistentRead}
-		seen := map[string]bool{}
-		for _, w := range ka.Keys {
-			key, err := parseKey(d, w)
-			if err != nil {
+		for _, key := range p.keys {
+			if err := matchKey(d, key); err != nil {
 				return nil, err
 			}
-			sk := string(d.baseKey(key))
-			if seen[sk] {
-				return nil, validation("Provided list of item keys contains duplicates")
-			}
-			seen[sk] = true
-			p.keys = append(p.keys, key)
 		}
-		plans = append(plans, p)
 	}
 	responses := map[string][]av.Item{}
 	unprocessed := map[string]*keysAndAttributes{}
 	var caps []*consumedCapacity
 	size := 0
 	for _, p := range plans {
-		d := p.t.def.Load()
+		d := tables[p.name].def.Load()
 		u := newUsage(p.name, true)
 		items := []av.Item{}
 		for i, key := range p.keys {
-			if size >= maxResponseBytes || s.inject(p.name, faultUnprocessed) {
+			if size >= maxResponseBytes || s.injectFor("BatchGetItem", p.name, faultUnprocessed) {
 				src := in.RequestItems[p.name]
 				rest := &keysAndAttributes{ConsistentRead: src.ConsistentRead, ProjectionExpression: src.ProjectionExpression,
 					ExpressionAttributeNames: src.ExpressionAttributeNames, AttributesToGet: src.AttributesToGet}
@@ -116,7 +144,7 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 			u.addTable(readUnits(n, p.consistent))
 		}
 		responses[p.name] = items
-		if cc := u.response(in.ReturnConsumedCapacity); cc != nil {
+		if cc := s.report(u, in.ReturnConsumedCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
@@ -144,19 +172,27 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
-	c.notNull("requestItems", in.RequestItems == nil)
+	if len(c) == 0 {
+		// A malformed table name gives way to the enums.
+		requestItemsNames(&c, body, sortedKeys(in.RequestItems))
+	}
+	for _, name := range sortedKeys(in.RequestItems) {
+		switch n := len(in.RequestItems[name]); {
+		case n > maxBatchWrites:
+			c.add("Value at 'RequestItems.%s.member' failed to satisfy constraint: Member must have length less than or equal to %d", name, maxBatchWrites)
+		case n == 0:
+			c.add("Value at 'RequestItems.%s.member' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
+		}
+	}
 	if err := c.err(); err != nil {
 		return nil, err
+	}
+	if len(in.RequestItems) == 0 {
+		return nil, validation("The requestItems parameter is required for BatchWriteItem")
 	}
 	total := 0
 	for _, reqs := range in.RequestItems {
 		total += len(reqs)
-		if len(reqs) == 0 || len(reqs) > maxBatchWrites {
-			return nil, validation("1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]")
-		}
-	}
-	if len(in.RequestItems) == 0 {
-		return nil, validation("1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
 	}
 	if total > maxBatchWrites {
 		return nil, validation("Too many items requested for the BatchWriteItem call")
@@ -169,42 +205,59 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 		skey []byte
 		w    *writeRequest
 	}
+	// Every request is validated before any table is read or written.
 	var ops []*op
 	for _, name := range sortedKeys(in.RequestItems) {
-		var c constraints
-		c.name("requestItems", name, 3)
-		if err := c.err(); err != nil {
-			return nil, err
-		}
-		t, err := s.lookup(&name)
-		if err != nil {
-			return nil, err
-		}
-		d := t.def.Load()
 		for _, w := range in.RequestItems[name] {
 			if w == nil || (w.PutRequest == nil) == (w.DeleteRequest == nil) {
 				return nil, validation("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
 			}
-			o := &op{name: name, t: t, w: w}
+			o := &op{name: name, w: w}
 			if w.PutRequest != nil {
+				if w.PutRequest.Item == nil {
+					return nil, validation("1 validation error detected: Value null at 'requestItems.%s.member.putRequest.item' failed to satisfy constraint: Member must not be null", name)
+				}
 				it, err := av.ItemFromWire(w.PutRequest.Item)
 				if err != nil {
-					return nil, validation("%s", err.Error())
+					return nil, avError(err)
 				}
-				if err := checkItem(d, it); err != nil {
+				if err := checkItemSize(it); err != nil {
 					return nil, err
 				}
-				o.item, o.key = it, keyOf(d, it)
+				o.item = it
 			} else {
-				key, err := parseKey(d, w.DeleteRequest.Key)
+				if w.DeleteRequest.Key == nil {
+					return nil, validation("1 validation error detected: Value null at 'requestItems.%s.member.deleteRequest.key' failed to satisfy constraint: Member must not be null", name)
+				}
+				key, err := keyFromWire(w.DeleteRequest.Key)
 				if err != nil {
 					return nil, err
 				}
 				o.key = key
 			}
-			o.skey = d.baseKey(o.key)
 			ops = append(ops, o)
 		}
+	}
+	for _, o := range ops {
+		t, err := s.lookup(&o.name)
+		if err != nil {
+			return nil, err
+		}
+		o.t = t
+		d := t.def.Load()
+		if o.item != nil {
+			o.key = keyOf(d, o.item)
+			// A put's key is checked like a Key member.
+			if err := matchKey(d, o.key); err != nil {
+				return nil, err
+			}
+			if err := checkItemKeys(d, o.item); err != nil {
+				return nil, err
+			}
+		} else if err := matchKey(d, o.key); err != nil {
+			return nil, err
+		}
+		o.skey = d.baseKey(o.key)
 	}
 	seen := map[string]bool{}
 	for _, o := range ops {
@@ -216,7 +269,7 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 	unprocessed := map[string][]*writeRequest{}
 	var todo []*op
 	for _, o := range ops {
-		if s.inject(o.name, faultUnprocessed) {
+		if s.injectFor("BatchWriteItem", o.name, faultUnprocessed) {
 			unprocessed[o.name] = append(unprocessed[o.name], o.w)
 			continue
 		}
@@ -240,7 +293,7 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 			return nil, err
 		}
 		if o.item != nil {
-			if err := checkItem(d, o.item); err != nil {
+			if err := checkItemKeys(d, o.item); err != nil {
 				return nil, err
 			}
 		}
@@ -263,7 +316,7 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 	out := map[string]any{"UnprocessedItems": unprocessed}
 	var caps []*consumedCapacity
 	for _, name := range sortedKeys(usages) {
-		if cc := usages[name].response(in.ReturnConsumedCapacity); cc != nil {
+		if cc := s.report(usages[name], in.ReturnConsumedCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
@@ -271,4 +324,35 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 		out["ConsumedCapacity"] = caps
 	}
 	return out, nil
+}
+
+// requestItemsNames checks the table names of a batch's RequestItems map,
+// reporting the map as DynamoDB echoes it.
+func requestItemsNames(c *constraints, body []byte, names []string) {
+	for _, name := range names {
+		if namePattern.MatchString(name) && len(name) >= 3 && len(name) <= 255 {
+			continue
+		}
+		var raw struct {
+			RequestItems json.RawMessage `json:"RequestItems"`
+		}
+		var dump bytes.Buffer
+		if json.Unmarshal(body, &raw) == nil {
+			json.Compact(&dump, raw.RequestItems)
+		}
+		c.add("Value '%s' at 'requestItems' failed to satisfy constraint: Map keys must satisfy constraint: [Member must have length less than or equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]", dump.String())
+		return
+	}
+}
+
+// itemIdentity is a canonical form of an item's values, to find duplicate
+// keys before the table's schema is known.
+func itemIdentity(it av.Item) string {
+	var b []byte
+	for _, k := range sortedKeys(it) {
+		b = append(b, k...)
+		b = append(b, 0)
+		b = av.AppendBinary(b, it[k])
+	}
+	return string(b)
 }

@@ -10,61 +10,58 @@ type writeCond struct{ c *expr.Condition }
 
 func (w writeCond) eval(old av.Item) bool { return w.c == nil || w.c.Eval(old) }
 
-// parseWriteCondition validates the expression members of a write and
-// parses its condition (ConditionExpression, or the legacy Expected with
-// ConditionalOperator). more adds the operation's other expression members
-// to the presence check; parse parses them with the same attributes.
-func parseWriteCondition(p exprParams, ce *string, expected map[string]*expectedAttr, condOp *string, ifNone string,
-	more func(*exprArgs), parse ...func(*expr.Attrs) error) (writeCond, error) {
-	ea := exprArgs{names: p.ExpressionAttributeNames, values: p.ExpressionAttributeValues, ifNone: ifNone}
-	present(&ea.legacy, "Expected", expected != nil)
-	present(&ea.legacy, "ConditionalOperator", condOp != nil)
-	if more != nil {
-		more(&ea)
-	}
-	present(&ea.present, "ConditionExpression", ce != nil)
+// writeExprs are the parsed expressions of one write.
+type writeExprs struct {
+	cond writeCond
+	upd  updater
+}
+
+// parseWriteExprs validates the names and values maps of a write and parses
+// its update (UpdateExpression or legacy AttributeUpdates) and condition
+// (ConditionExpression, or legacy Expected with ConditionalOperator), in
+// DynamoDB's order: maps, update, condition, unused names and values. The
+// caller has already run ea.params.
+func parseWriteExprs(ea exprArgs, ce *string, expected map[string]*expectedAttr, condOp *string,
+	ue *string, updates map[string]*attributeUpdate) (writeExprs, error) {
+	var w writeExprs
 	a, err := ea.attrs()
 	if err != nil {
-		return writeCond{}, err
+		return w, err
 	}
-	for _, f := range parse {
-		if err := f(a); err != nil {
-			return writeCond{}, err
+	switch {
+	case ue != nil:
+		u, err := expr.ParseUpdate(*ue, a)
+		if err != nil {
+			return w, exprError(err)
 		}
+		w.upd = updater{u: u}
+	case updates != nil:
+		u, err := legacyUpdates(updates)
+		if err != nil {
+			return w, err
+		}
+		w.upd = updater{u: u, legacy: true}
 	}
-	var w writeCond
 	switch {
 	case ce != nil:
-		if w.c, err = expr.ParseCondition("ConditionExpression", *ce, a); err != nil {
-			return writeCond{}, exprError(err)
+		if w.cond.c, err = expr.ParseCondition(expr.KindCondition, *ce, a); err != nil {
+			return w, exprError(err)
 		}
 	case expected != nil || condOp != nil:
-		if w.c, err = legacyExpected(expected, condOp); err != nil {
-			return writeCond{}, err
+		if w.cond.c, err = legacyExpected(expected, condOp); err != nil {
+			return w, err
 		}
 	}
 	if err := a.CheckUnused(); err != nil {
-		return writeCond{}, exprError(err)
+		return w, exprError(err)
 	}
 	return w, nil
 }
 
 // updater applies an UpdateExpression or legacy AttributeUpdates.
-type updater struct{ u *expr.Update }
-
-func parseUpdate(a *expr.Attrs, ue *string, legacy map[string]*attributeUpdate) (updater, error) {
-	switch {
-	case ue != nil:
-		u, err := expr.ParseUpdate(*ue, a)
-		if err != nil {
-			return updater{}, exprError(err)
-		}
-		return updater{u}, nil
-	case legacy != nil:
-		u, err := legacyUpdates(legacy)
-		return updater{u}, err
-	}
-	return updater{}, nil
+type updater struct {
+	u      *expr.Update
+	legacy bool // from AttributeUpdates, whose errors read differently
 }
 
 // checkKeys refuses updates of key attributes.
@@ -77,24 +74,45 @@ func (up updater) checkKeys(d *tableDef) error {
 			return validation("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", p.Top())
 		}
 	}
+	// Index keys are scalars: no path may look inside one.
+	for _, p := range append(up.u.Paths(), up.u.ReadPaths()...) {
+		if p.Nested() && d.isIndexKey(p.Top()) {
+			return validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: IndexKey: %s", p.Top())
+		}
+	}
 	return nil
+}
+
+// isIndexKey reports whether name is a key attribute of a secondary index.
+func (d *tableDef) isIndexKey(name string) bool {
+	for _, ix := range d.Indexes {
+		if name == ix.Hash.Name || (ix.Range.Name != "" && name == ix.Range.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // apply computes the new item; an update of a missing item starts from
 // its key.
 func (up updater) apply(d *tableDef, key, old av.Item) (av.Item, error) {
-	base := old
-	if base == nil {
-		base = key.Clone()
-	}
 	if up.u == nil {
-		return base, nil
+		if old == nil {
+			return key.Clone(), nil
+		}
+		return old, nil
 	}
-	n, err := up.u.Apply(base)
+	var n av.Item
+	var err error
+	if old == nil {
+		n, err = up.u.ApplyMissing(key)
+	} else {
+		n, err = up.u.Apply(old)
+	}
 	if err != nil {
-		return nil, exprError(err)
+		return nil, up.applyError(err)
 	}
-	if err := checkIndexKeys(d, n); err != nil {
+	if err := checkIndexKeys(d, n, true); err != nil {
 		return nil, err
 	}
 	if av.ItemSize(n) > maxItemBytes {

@@ -1,7 +1,9 @@
 package ddblocal
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // apiError is an error answered to the client in DynamoDB's error shape.
@@ -12,6 +14,14 @@ type apiError struct {
 	// extra members of the error body (CancellationReasons, Item)
 	Reasons []cancellationReason
 	Item    map[string]any
+	// cancels marks a validation failure that DynamoDB reports inside a
+	// transaction as a ValidationError cancellation reason rather than as a
+	// ValidationException for the whole request (e.g. a key of the wrong
+	// type, found only once the table's schema is known).
+	cancels bool
+	// bare marks a request-validation failure DynamoDB reports outside the
+	// validation envelope (see enveloped).
+	bare bool
 }
 
 type cancellationReason struct {
@@ -30,6 +40,8 @@ func (e *apiError) namespace() string {
 	case "SerializationException", "UnknownOperationException", "MissingAuthenticationTokenException",
 		"UnrecognizedClientException", "AccessDeniedException":
 		return "com.amazon.coral.service#"
+	case "ThrottlingException":
+		return "com.amazon.coral.availability#"
 	}
 	return "com.amazonaws.dynamodb.v20120810#"
 }
@@ -54,6 +66,13 @@ func resourceInUse(msg string) *apiError {
 	return &apiError{Type: "ResourceInUseException", Message: msg, Status: 400}
 }
 
+// cancelling marks a validation error as one a transaction reports as a
+// cancellation reason.
+func cancelling(e *apiError) *apiError {
+	e.cancels = true
+	return e
+}
+
 func conditionalFailed() *apiError {
 	return &apiError{Type: "ConditionalCheckFailedException", Message: "The conditional request failed", Status: 400}
 }
@@ -64,4 +83,39 @@ func serialization(msg string) *apiError {
 
 func internal(err error) *apiError {
 	return &apiError{Type: "InternalServerError", Message: "Internal server error", Status: 500}
+}
+
+// enveloped reports a request-validation failure the way DynamoDB's current
+// validation layer does for PutItem, UpdateItem and DeleteItem: inside the
+// "1 validation error detected: " envelope. Other errors pass unchanged.
+func enveloped(err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Type != "ValidationException" || ae.bare || isConstraintMessage(ae.Message) {
+		return err
+	}
+	return validation("1 validation error detected: %s", ae.Message)
+}
+
+func isConstraintMessage(msg string) bool {
+	return strings.HasPrefix(msg, "1 validation error detected: ") || strings.Contains(msg, " validation errors detected: ")
+}
+
+// memberMin and memberMax phrase a numeric member constraint the way the
+// current validation framework does: naming the member, not echoing it.
+func (c *constraints) memberMin(member string, v *int64, lo int64) {
+	if v != nil && *v < lo {
+		c.add("Value at '%s' failed to satisfy constraint: Member must have value greater than or equal to %d", member, lo)
+	}
+}
+
+func (c *constraints) memberMax(member string, v *int64, hi int64) {
+	if v != nil && *v > hi {
+		c.add("Value at '%s' failed to satisfy constraint: Member must have value less than or equal to %d", member, hi)
+	}
+}
+
+func (c *constraints) conditionalOperator(op *string) {
+	if op != nil {
+		c.enum("conditionalOperator", *op, "OR", "AND")
+	}
 }

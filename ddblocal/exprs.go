@@ -10,15 +10,26 @@ import (
 )
 
 // exprArgs gathers a request's expression members for validation.
+//
+// DynamoDB validates them in two steps: which members may be combined
+// (params, checked early, before the request's attribute values), then the
+// maps themselves and the expressions (attrs, then the parsers, then
+// Attrs.CheckUnused).
 type exprArgs struct {
 	names  map[string]string
 	values map[string]*av.Wire
-	// expressions present, by member name
+	// present lists the expression members present, in DynamoDB's order.
 	present []string
-	// legacy (non-expression) members present
+	// legacy lists the non-expression members present, in DynamoDB's order.
 	legacy []string
-	// ifNone completes "ExpressionAttributeValues can only be specified
-	// when using expressions: " when no expression is present.
+	// older selects the wording of the older validation layer that Scan,
+	// BatchWriteItem and the transactions still use: invalid values are
+	// wrapped ("ExpressionAttributeValues contains invalid value: ... for key
+	// :v") and a values map without expressions names the missing ones.
+	older bool
+	// ifNone completes "ExpressionAttributeValues can only be specified when
+	// using expressions: " in the older layer, e.g. "ConditionExpression is
+	// null".
 	ifNone string
 }
 
@@ -35,21 +46,38 @@ func isIdent(s string) bool {
 	return true
 }
 
-// attrs validates the names and values and returns the expression context.
-func (e exprArgs) attrs() (*expr.Attrs, error) {
+// takesValues reports whether an expression that can use
+// ExpressionAttributeValues is present (a ProjectionExpression cannot).
+func (e exprArgs) takesValues() bool {
+	for _, p := range e.present {
+		if p != "ProjectionExpression" {
+			return true
+		}
+	}
+	return false
+}
+
+// params checks which expression members the request combines.
+func (e exprArgs) params() error {
 	if len(e.present) > 0 && len(e.legacy) > 0 {
-		return nil, validation("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {%s} Expression parameters: {%s}",
+		return validation("Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {%s} Expression parameters: {%s}",
 			strings.Join(e.legacy, ", "), strings.Join(e.present, ", "))
 	}
-	if len(e.present) == 0 {
-		if e.names != nil {
-			return nil, validation("ExpressionAttributeNames can only be specified when using expressions")
-		}
-		if e.values != nil {
-			return nil, validation("ExpressionAttributeValues can only be specified when using expressions: %s", e.ifNone)
-		}
-		return expr.NewAttrs(nil, nil), nil
+	if e.names != nil && len(e.present) == 0 {
+		return validation("ExpressionAttributeNames can only be specified when using expressions")
 	}
+	if e.values != nil && !e.takesValues() {
+		if e.older && e.ifNone != "" {
+			return validation("ExpressionAttributeValues can only be specified when using expressions: %s", e.ifNone)
+		}
+		return validation("ExpressionAttributeValues can only be specified when using expressions")
+	}
+	return nil
+}
+
+// attrs validates the names and values maps and returns the expression
+// context the parsers share.
+func (e exprArgs) attrs() (*expr.Attrs, error) {
 	if e.names != nil && len(e.names) == 0 {
 		return nil, validation("ExpressionAttributeNames must not be empty")
 	}
@@ -67,15 +95,29 @@ func (e exprArgs) attrs() (*expr.Attrs, error) {
 			return nil, validation(`ExpressionAttributeValues contains invalid key: Syntax error; key: "%s"`, k)
 		}
 	}
-	vals := make(map[string]*av.Value, len(e.values))
+	var vals map[string]*av.Value
+	if e.values != nil {
+		vals = make(map[string]*av.Value, len(e.values))
+	}
 	for _, k := range keys {
 		v, err := av.FromWire(e.values[k])
 		if err != nil {
-			return nil, validation("ExpressionAttributeValues contains invalid value: %s for key %s", err.Error(), k)
+			if e.older {
+				return nil, validation("ExpressionAttributeValues contains invalid value: %s for key %s", err.Error(), k)
+			}
+			return nil, validation("%s", err.Error())
 		}
 		vals[k] = v
 	}
 	return expr.NewAttrs(e.names, vals), nil
+}
+
+// check runs params then attrs.
+func (e exprArgs) check() (*expr.Attrs, error) {
+	if err := e.params(); err != nil {
+		return nil, err
+	}
+	return e.attrs()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -93,7 +135,20 @@ func exprError(err error) error {
 	if errors.As(err, &ee) {
 		return validation("%s", ee.Msg)
 	}
+	var ae *av.Error
+	if errors.As(err, &ae) {
+		return validation("%s", ae.Msg)
+	}
 	return err
+}
+
+// avError turns an attribute value validation error into a
+// ValidationException.
+func avError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return validation("%s", err.Error())
 }
 
 func present(list *[]string, name string, set bool) {

@@ -72,15 +72,23 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var c constraints
+	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
 	c.tableName("tableName", in.TableName)
 	c.notNull("key", in.Key == nil)
-	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	ea := exprArgs{names: in.ExpressionAttributeNames, ifNone: "ProjectionExpression is null"}
+	ea := exprArgs{names: in.ExpressionAttributeNames}
 	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
 	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
+	if err := ea.params(); err != nil {
+		return nil, err
+	}
+	key, err := keyFromWire(in.Key)
+	if err != nil {
+		return nil, err
+	}
 	proj, err := parseProjection(ea, in.ProjectionExpression, in.AttributesToGet)
 	if err != nil {
 		return nil, err
@@ -90,8 +98,7 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	d := t.def.Load()
-	key, err := parseKey(d, in.Key)
-	if err != nil {
+	if err := matchKey(d, key); err != nil {
 		return nil, err
 	}
 	it, err := s.get(d.baseKey(key))
@@ -100,16 +107,19 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 	}
 	consistent := in.ConsistentRead != nil && *in.ConsistentRead
 	u := newUsage(d.Name, true)
-	size := 0
-	if it != nil {
-		size = av.ItemSize(it)
-	}
-	u.addTable(readUnits(size, consistent))
-	out := itemOutput{ConsumedCapacity: u.response(in.ReturnConsumedCapacity)}
+	u.addTable(readUnits(sizeOf(it), consistent))
+	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
 	if it != nil {
 		out.Item = proj.apply(it)
 	}
 	return &out, nil
+}
+
+// attributesToGet checks the length constraint of an AttributesToGet member.
+func attributesToGet(c *constraints, member string, names []string) {
+	if names != nil && len(names) == 0 {
+		c.add("Value '[]' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", member)
+	}
 }
 
 // projector applies a ProjectionExpression or AttributesToGet (nil: all).
@@ -122,28 +132,44 @@ func (p projector) apply(it av.Item) av.Item {
 	return p.p.Apply(it)
 }
 
-// parseProjection validates the expression arguments of a read that only
-// has a projection, and parses it.
+// parseProjection validates the names map of a read that only has a
+// projection, and parses it. The caller has already run ea.params.
 func parseProjection(ea exprArgs, pe *string, attrsToGet []string) (projector, error) {
+	if attrsToGet != nil {
+		p, err := legacyProjection(attrsToGet)
+		return projector{p}, err
+	}
 	a, err := ea.attrs()
 	if err != nil {
 		return projector{}, err
 	}
 	var p *expr.Projection
-	switch {
-	case pe != nil:
+	if pe != nil {
 		if p, err = expr.ParseProjection(*pe, a); err != nil {
 			return projector{}, exprError(err)
-		}
-	case attrsToGet != nil:
-		if p, err = legacyProjection(attrsToGet); err != nil {
-			return projector{}, err
 		}
 	}
 	if err := a.CheckUnused(); err != nil {
 		return projector{}, exprError(err)
 	}
 	return projector{p}, nil
+}
+
+// writeArgs gathers the expression members of PutItem and DeleteItem.
+func writeArgs(p exprParams, ce *string, expected map[string]*expectedAttr) exprArgs {
+	ea := exprArgs{names: p.ExpressionAttributeNames, values: p.ExpressionAttributeValues}
+	present(&ea.present, "ConditionExpression", ce != nil)
+	present(&ea.legacy, "Expected", expected != nil)
+	return ea
+}
+
+// checkWriteReturnValues refuses the ReturnValues PutItem and DeleteItem do
+// not support.
+func checkWriteReturnValues(rv string) error {
+	if rv != "" && rv != "NONE" && rv != "ALL_OLD" {
+		return validation("ReturnValues can only be ALL_OLD or NONE")
+	}
+	return nil
 }
 
 func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
@@ -154,56 +180,61 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.tableName("tableName", in.TableName)
+	c.notNull("item", in.Item == nil)
+	c.conditionalOperator(in.ConditionalOperator)
 	c.returnValues(in.ReturnValues)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
 	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
-	c.notNull("item", in.Item == nil)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	cond, err := parseWriteCondition(in.exprParams, in.ConditionExpression, in.Expected, in.ConditionalOperator, "ConditionExpression is null", nil)
-	if err != nil {
-		return nil, err
-	}
-	if in.ReturnValues != "" && in.ReturnValues != "NONE" && in.ReturnValues != "ALL_OLD" {
-		return nil, validation("ReturnValues can only be ALL_OLD or NONE")
+	// Request validation, reported inside the validation envelope.
+	ea := writeArgs(in.exprParams, in.ConditionExpression, in.Expected)
+	if err := ea.params(); err != nil {
+		return nil, enveloped(err)
 	}
 	item, err := av.ItemFromWire(in.Item)
 	if err != nil {
-		return nil, validation("%s", err.Error())
+		return nil, enveloped(avError(err))
+	}
+	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
+		return nil, enveloped(err)
+	}
+	if err := checkItemSize(item); err != nil {
+		return nil, err
+	}
+	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
+	if err != nil {
+		return nil, enveloped(err)
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkItem(t.def.Load(), item); err != nil {
+	if err := checkItemKeys(t.def.Load(), item); err != nil {
 		return nil, err
 	}
 	d, old, _, err := s.mutate(t, keyOf(t.def.Load(), item), func(d *tableDef, old av.Item) (av.Item, error) {
-		if err := checkItem(d, item); err != nil {
+		if err := checkItemKeys(d, item); err != nil {
 			return nil, err
 		}
-		if !cond.eval(old) {
+		if !x.cond.eval(old) {
 			return nil, conditionFailure(old, in.ReturnValuesOnConditionCheckFailure)
 		}
 		return item, nil
 	})
+	if err != nil {
+		return nil, s.failedWrite(err, d, old)
+	}
 	u := newUsage(d.Name, false)
 	u.addWrite(d, old, item, 1)
-	if err != nil {
-		return nil, withCapacity(err, u, in.ReturnConsumedCapacity)
-	}
-	out := itemOutput{ConsumedCapacity: u.response(in.ReturnConsumedCapacity)}
+	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
 	if in.ReturnValues == "ALL_OLD" && old != nil {
 		out.Attributes = old
 	}
 	out.ItemCollection = s.collectionMetrics(d, item, in.ReturnItemCollectionMetrics)
 	return &out, nil
 }
-
-// withCapacity keeps err as is: DynamoDB does not return capacity with
-// errors, but the units are consumed; the hook exists for accounting.
-func withCapacity(err error, u *usage, mode string) error { return err }
 
 func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	var in deleteItemInput
@@ -215,38 +246,46 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	c.tableName("tableName", in.TableName)
 	c.returnValues(in.ReturnValues)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
-	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
 	c.notNull("key", in.Key == nil)
+	c.conditionalOperator(in.ConditionalOperator)
+	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	cond, err := parseWriteCondition(in.exprParams, in.ConditionExpression, in.Expected, in.ConditionalOperator, "ConditionExpression is null", nil)
-	if err != nil {
-		return nil, err
+	ea := writeArgs(in.exprParams, in.ConditionExpression, in.Expected)
+	if err := ea.params(); err != nil {
+		return nil, enveloped(err)
 	}
-	if in.ReturnValues != "" && in.ReturnValues != "NONE" && in.ReturnValues != "ALL_OLD" {
-		return nil, validation("ReturnValues can only be ALL_OLD or NONE")
+	key, err := keyFromWire(in.Key)
+	if err != nil {
+		return nil, enveloped(err)
+	}
+	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
+		return nil, enveloped(err)
+	}
+	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
+	if err != nil {
+		return nil, enveloped(err)
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
 		return nil, err
 	}
-	key, err := parseKey(t.def.Load(), in.Key)
-	if err != nil {
+	if err := matchKey(t.def.Load(), key); err != nil {
 		return nil, err
 	}
 	d, old, _, err := s.mutate(t, key, func(d *tableDef, old av.Item) (av.Item, error) {
-		if !cond.eval(old) {
+		if !x.cond.eval(old) {
 			return old, conditionFailure(old, in.ReturnValuesOnConditionCheckFailure)
 		}
 		return nil, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, s.failedWrite(err, d, old)
 	}
 	u := newUsage(d.Name, false)
 	u.addWrite(d, old, nil, 1)
-	out := itemOutput{ConsumedCapacity: u.response(in.ReturnConsumedCapacity)}
+	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
 	if in.ReturnValues == "ALL_OLD" && old != nil {
 		out.Attributes = old
 	}
@@ -262,58 +301,61 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.tableName("tableName", in.TableName)
-	c.returnValues(in.ReturnValues)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
-	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
+	c.returnValues(in.ReturnValues)
 	c.notNull("key", in.Key == nil)
+	c.conditionalOperator(in.ConditionalOperator)
+	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	var upd updater
-	cond, err := parseWriteCondition(in.exprParams, in.ConditionExpression, in.Expected, in.ConditionalOperator,
-		"UpdateExpression and ConditionExpression are null", func(ea *exprArgs) {
-			present(&ea.present, "UpdateExpression", in.UpdateExpression != nil)
-			present(&ea.legacy, "AttributeUpdates", in.AttributeUpdates != nil)
-		}, func(a *expr.Attrs) error {
-			var err error
-			upd, err = parseUpdate(a, in.UpdateExpression, in.AttributeUpdates)
-			return err
-		})
+	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+	present(&ea.present, "UpdateExpression", in.UpdateExpression != nil)
+	present(&ea.present, "ConditionExpression", in.ConditionExpression != nil)
+	present(&ea.legacy, "AttributeUpdates", in.AttributeUpdates != nil)
+	present(&ea.legacy, "Expected", in.Expected != nil)
+	if err := ea.params(); err != nil {
+		return nil, enveloped(err)
+	}
+	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, err
+		return nil, enveloped(err)
+	}
+	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, in.UpdateExpression, in.AttributeUpdates)
+	if err != nil {
+		return nil, enveloped(err)
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
 		return nil, err
 	}
-	key, err := parseKey(t.def.Load(), in.Key)
-	if err != nil {
+	if err := matchKey(t.def.Load(), key); err != nil {
 		return nil, err
 	}
-	if err := upd.checkKeys(t.def.Load()); err != nil {
+	if err := x.upd.checkKeys(t.def.Load()); err != nil {
 		return nil, err
 	}
 	d, old, new, err := s.mutate(t, key, func(d *tableDef, old av.Item) (av.Item, error) {
-		if !cond.eval(old) {
+		if !x.cond.eval(old) {
 			return old, conditionFailure(old, in.ReturnValuesOnConditionCheckFailure)
 		}
-		return upd.apply(d, key, old)
+		return x.upd.apply(d, key, old)
 	})
 	if err != nil {
-		return nil, err
+		return nil, s.failedWrite(err, d, old)
 	}
 	u := newUsage(d.Name, false)
 	u.addWrite(d, old, new, 1)
-	out := itemOutput{ConsumedCapacity: u.response(in.ReturnConsumedCapacity)}
+	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
 	switch in.ReturnValues {
 	case "ALL_OLD":
 		out.Attributes = old
 	case "ALL_NEW":
 		out.Attributes = new
 	case "UPDATED_OLD":
-		out.Attributes = upd.updated(old)
+		out.Attributes = x.upd.updated(old)
 	case "UPDATED_NEW":
-		out.Attributes = upd.updated(new)
+		out.Attributes = x.upd.updated(new)
 	}
 	if len(out.Attributes) == 0 {
 		out.Attributes = nil

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"fmt"
+	"sort"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -10,6 +11,13 @@ const (
 	maxItemBytes     = 400 * 1024
 	maxHashKeyBytes  = 2048
 	maxRangeKeyBytes = 1024
+)
+
+const (
+	errSchemaMismatch = "The provided key element does not match the schema"
+	// msgUpdateEmptyIndexKey starts the message for an update that empties
+	// an index key; a transaction reports it for the whole request.
+	msgUpdateEmptyIndexKey = "One or more parameter values are not valid. The update expression attempted to update a secondary index key"
 )
 
 // checkKeyValue applies the rules every key attribute value obeys.
@@ -34,12 +42,22 @@ func checkKeyValue(name string, v *av.Value, isRange bool) error {
 	return nil
 }
 
+// keyFromWire validates the attribute values of a Key member, before the
+// table is known.
+func keyFromWire(w av.WireItem) (av.Item, error) {
+	key, err := av.ItemFromWire(w)
+	if err != nil {
+		return nil, avError(err)
+	}
+	return key, nil
+}
+
 // parseKey validates a Key member against the table's key schema and
 // returns it as an item holding just the key attributes.
 func parseKey(d *tableDef, w av.WireItem) (av.Item, error) {
-	key, err := av.ItemFromWire(w)
+	key, err := keyFromWire(w)
 	if err != nil {
-		return nil, validation("%s", err.Error())
+		return nil, err
 	}
 	if err := matchKey(d, key); err != nil {
 		return nil, err
@@ -47,7 +65,9 @@ func parseKey(d *tableDef, w av.WireItem) (av.Item, error) {
 	return key, nil
 }
 
-// matchKey checks that key holds exactly the table's key attributes.
+// matchKey checks that key holds exactly the table's key attributes. A
+// mismatch cancels a transaction; an empty or oversized key value fails the
+// whole request.
 func matchKey(d *tableDef, key av.Item) error {
 	want := 1
 	if d.Range.Name != "" {
@@ -55,12 +75,12 @@ func matchKey(d *tableDef, key av.Item) error {
 	}
 	h := key[d.Hash.Name]
 	if len(key) != want || h == nil || h.T != d.Hash.Type {
-		return validation("The provided key element does not match the schema")
+		return cancelling(validation(errSchemaMismatch))
 	}
 	if d.Range.Name != "" {
 		r := key[d.Range.Name]
 		if r == nil || r.T != d.Range.Type {
-			return validation("The provided key element does not match the schema")
+			return cancelling(validation(errSchemaMismatch))
 		}
 	}
 	if err := checkKeyValue(d.Hash.Name, h, false); err != nil {
@@ -72,27 +92,43 @@ func matchKey(d *tableDef, key av.Item) error {
 	return nil
 }
 
-// checkItem validates a whole item about to be written: table keys
-// present and typed, index keys typed, size within the limit.
-func checkItem(d *tableDef, it av.Item) error {
+// checkItemKeys validates the key attributes of an item about to be
+// written: table keys present and typed (a failure cancels a transaction),
+// key values not empty nor too large, index keys typed and not empty.
+func checkItemKeys(d *tableDef, it av.Item) error {
 	for _, k := range []keyDef{d.Hash, d.Range} {
 		if k.Name == "" {
 			continue
 		}
 		v := it[k.Name]
 		if v == nil {
-			return validation("One or more parameter values were invalid: Missing the key %s in the item", k.Name)
+			return cancelling(validation("One or more parameter values were invalid: Missing the key %s in the item", k.Name))
 		}
 		if v.T != k.Type {
-			return validation("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s", k.Name, k.Type, v.T)
+			return cancelling(validation("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s", k.Name, k.Type, v.T))
 		}
-		if err := checkKeyValue(k.Name, v, k == d.Range); err != nil {
+	}
+	for _, k := range []keyDef{d.Hash, d.Range} {
+		if k.Name == "" {
+			continue
+		}
+		if err := checkKeyValue(k.Name, it[k.Name], k == d.Range); err != nil {
 			return err
 		}
 	}
-	if err := checkIndexKeys(d, it); err != nil {
+	return checkIndexKeys(d, it, false)
+}
+
+// checkItem validates a whole item about to be written: its keys, then its
+// size.
+func checkItem(d *tableDef, it av.Item) error {
+	if err := checkItemKeys(d, it); err != nil {
 		return err
 	}
+	return checkItemSize(it)
+}
+
+func checkItemSize(it av.Item) error {
 	if av.ItemSize(it) > maxItemBytes {
 		return validation("Item size has exceeded the maximum allowed size")
 	}
@@ -100,8 +136,13 @@ func checkItem(d *tableDef, it av.Item) error {
 }
 
 // checkIndexKeys rejects index key attributes of the wrong type or empty.
-func checkIndexKeys(d *tableDef, it av.Item) error {
-	for _, ix := range d.Indexes {
+// DynamoDB names the first offending index in alphabetical order. An empty
+// value produced by an update expression has its own wording.
+func checkIndexKeys(d *tableDef, it av.Item, byUpdate bool) error {
+	indexes := make([]*indexDef, len(d.Indexes))
+	copy(indexes, d.Indexes)
+	sort.Slice(indexes, func(i, j int) bool { return indexes[i].Name < indexes[j].Name })
+	for _, ix := range indexes {
 		for _, k := range []keyDef{ix.Hash, ix.Range} {
 			if k.Name == "" {
 				continue
@@ -111,9 +152,12 @@ func checkIndexKeys(d *tableDef, it av.Item) error {
 				continue
 			}
 			if v.T != k.Type {
-				return validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", k.Name, k.Type, v.T, ix.Name)
+				return cancelling(validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", k.Name, k.Type, v.T, ix.Name))
 			}
 			if (v.T == av.S && v.Str == "") || (v.T == av.B && len(v.Bin) == 0) {
+				if byUpdate {
+					return validation("%s to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.", msgUpdateEmptyIndexKey, emptyKind(v.T))
+				}
 				return validation("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s", emptyKind(v.T), ix.Name, k.Name)
 			}
 		}

@@ -63,17 +63,17 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		out.Items = []av.Item{}
 	}
 	size := 0
+	fetched := 0 // bytes read from the base table for an LSI read
 	var last av.Item
 	valid := iter.First()
 	if p.reverse {
 		valid = iter.Last()
 	}
 	stopped := false
-	for ; valid; valid = step(iter, p.reverse) {
-		if out.ScannedCount >= p.limit || size >= maxPageBytes {
-			stopped = true
-			break
-		}
+	// DynamoDB does not look ahead: a page that ends because of Limit or of
+	// the 1 MB read size carries a LastEvaluatedKey even when nothing
+	// follows it.
+	for ; valid && !stopped; valid = step(iter, p.reverse) {
 		it, err := av.DecodeItem(iter.Value())
 		if err != nil {
 			return nil, fmt.Errorf("ddblocal: decode %x: %w", iter.Key(), err)
@@ -88,9 +88,11 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 			}
 			if full != nil {
 				size += av.ItemSize(full)
+				fetched += av.ItemSize(full)
 				it = full
 			}
 		}
+		stopped = out.ScannedCount >= p.limit || size >= maxPageBytes
 		if p.filter != nil && !p.filter.Eval(it) {
 			continue
 		}
@@ -106,14 +108,19 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 	if p.ix != nil {
 		name = p.ix.Name
 	}
+	// An LSI read that fetches attributes from the table is charged on
+	// both: the index entries to the index, the fetched items to the table.
 	u := newUsage(p.d.Name, true)
-	units := readUnits(size, p.consistent)
+	units := readUnits(size-fetched, p.consistent)
 	if name == "" {
 		u.addTable(units)
 	} else {
 		u.addIndex(name, p.ix.Local, units)
 	}
-	out.ConsumedCapacity = u.response(returnCapacity)
+	if fetched > 0 {
+		u.addTable(readUnits(fetched, p.consistent))
+	}
+	out.ConsumedCapacity = s.report(u, returnCapacity)
 	return out, nil
 }
 
@@ -137,15 +144,13 @@ func (p *readPlan) lastKey(it av.Item) av.Item {
 	return k
 }
 
-// startAfter narrows the plan's range to what follows ExclusiveStartKey.
-func (p *readPlan) startAfter(esk av.WireItem) error {
-	if esk == nil {
+// startAfter narrows the plan's range to what follows ExclusiveStartKey,
+// whose attribute values were validated already.
+func (p *readPlan) startAfter(key av.Item) error {
+	if key == nil {
 		return nil
 	}
-	key, err := av.ItemFromWire(esk)
-	if err != nil {
-		return validation("The provided starting key is invalid: %s", err.Error())
-	}
+	invalid := validation("The provided starting key is invalid")
 	want := keyOf(p.d, key)
 	if p.ix != nil {
 		want[p.ix.Hash.Name] = key[p.ix.Hash.Name]
@@ -153,24 +158,23 @@ func (p *readPlan) startAfter(esk av.WireItem) error {
 			want[p.ix.Range.Name] = key[p.ix.Range.Name]
 		}
 	}
-	for k, v := range want {
+	for _, v := range want {
 		if v == nil {
-			return validation("The provided starting key is invalid: The provided key element does not match the schema")
+			return invalid
 		}
-		_ = k
 	}
 	if len(key) != len(want) {
-		return validation("The provided starting key is invalid: The provided key element does not match the schema")
+		return invalid
 	}
 	if err := matchKey(p.d, keyOf(p.d, key)); err != nil {
-		return validation("The provided starting key is invalid: The provided key element does not match the schema")
+		return invalid
 	}
 	var k []byte
 	if p.ix == nil {
 		k = p.d.baseKey(key)
 	} else {
 		if !p.ix.inIndex(key) {
-			return validation("The provided starting key is invalid: The provided key element does not match the schema")
+			return invalid
 		}
 		k = p.d.entryKey(p.ix, key)
 	}
@@ -220,17 +224,6 @@ func selectPlan(p *readPlan, sel string, proj projector, hasProjection bool) err
 			}
 			p.fetchBase = true
 		}
-	case "SPECIFIC_ATTRIBUTES":
-		if !hasProjection {
-			return validation("One or more parameter values were invalid: Select type SPECIFIC_ATTRIBUTES requires AttributesToGet or ProjectionExpression")
-		}
-	case "ALL_PROJECTED_ATTRIBUTES":
-		if p.ix == nil {
-			return validation("One or more parameter values were invalid: Select type ALL_PROJECTED_ATTRIBUTES is supported only for index queries")
-		}
-	}
-	if hasProjection && sel != "" && sel != "SPECIFIC_ATTRIBUTES" {
-		return validation("One or more parameter values were invalid: Cannot specify the AttributesToGet when choosing to get %s", sel)
 	}
 	p.proj = proj
 	if hasProjection && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" && proj.p != nil {
@@ -262,34 +255,77 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var c constraints
+	c.memberMin("Limit", in.Limit, 1)
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
+	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
+	c.conditionalOperator(in.ConditionalOperator)
+	c.conditions("queryFilter", in.QueryFilter)
+	c.conditions("keyConditions", in.KeyConditions)
 	c.tableName("tableName", in.TableName)
 	if in.IndexName != nil {
 		c.name("indexName", *in.IndexName, 3)
 	}
-	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
-	c.min("limit", in.Limit, 1)
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues,
-		ifNone: "KeyConditionExpression, FilterExpression and ProjectionExpression are null"}
-	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
-	present(&ea.legacy, "QueryFilter", in.QueryFilter != nil)
-	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
-	present(&ea.legacy, "KeyConditions", in.KeyConditions != nil)
+	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
 	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
 	present(&ea.present, "FilterExpression", in.FilterExpression != nil)
 	present(&ea.present, "KeyConditionExpression", in.KeyConditionExpression != nil)
-	a, err := ea.attrs()
+	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
+	present(&ea.legacy, "QueryFilter", in.QueryFilter != nil)
+	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
+	// KeyConditions may go with the other expressions when there is no
+	// KeyConditionExpression.
+	present(&ea.legacy, "KeyConditions", in.KeyConditions != nil && in.KeyConditionExpression != nil)
+	if err := ea.params(); err != nil {
+		return nil, err
+	}
+	// A legacy QueryFilter, or a ConditionalOperator without one, is
+	// refused before the key conditions are looked for.
+	var legacyFilter *expr.Condition
+	if in.FilterExpression == nil {
+		var err error
+		if legacyFilter, err = legacyFilterCond(in.QueryFilter, in.ConditionalOperator); err != nil {
+			return nil, err
+		}
+	}
+	esk, err := startKeyFromWire(in.ExclusiveStartKey)
 	if err != nil {
 		return nil, err
 	}
 	if in.KeyConditionExpression == nil && in.KeyConditions == nil {
 		return nil, validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
 	}
-	filter, proj, err := parseReadExprs(a, in.FilterExpression, in.QueryFilter, in.ConditionalOperator, in.ProjectionExpression, in.AttributesToGet)
+	a, err := ea.attrs()
 	if err != nil {
+		return nil, err
+	}
+	// The key condition is checked on its own before the table is looked
+	// up, and matched against the key schema after.
+	var kx *expr.KeyExpr
+	if in.KeyConditionExpression != nil {
+		if kx, err = expr.ParseKeyConditionExpr(*in.KeyConditionExpression, a); err != nil {
+			return nil, exprError(err)
+		}
+	}
+	filter, proj, err := parseReadExprs(a, in.FilterExpression, nil, nil, in.ProjectionExpression, in.AttributesToGet)
+	if err != nil {
+		return nil, err
+	}
+	if in.FilterExpression == nil {
+		filter = legacyFilter
+	}
+	if kx == nil {
+		if err := checkKeyConditions(in.KeyConditions); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.CheckUnused(); err != nil {
+		return nil, exprError(err)
+	}
+	if err := checkSelect(in.Select, projectionMember(in.ProjectionExpression, in.AttributesToGet), in.IndexName != nil, true); err != nil {
 		return nil, err
 	}
 	t, err := s.lookup(in.TableName)
@@ -307,16 +343,16 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 		schema = expr.KeySchema{Hash: ix.Hash.Name, HashType: ix.Hash.Type, Range: ix.Range.Name, RangeType: ix.Range.Type}
 	}
 	var kc *expr.KeyCondition
-	if in.KeyConditionExpression != nil {
-		kc, err = expr.ParseKeyCondition(*in.KeyConditionExpression, a, schema)
+	if kx != nil {
+		kc, err = kx.Bind(schema)
 	} else {
 		kc, err = legacyKeyConditions(in.KeyConditions, schema)
 	}
 	if err != nil {
 		return nil, exprError(err)
 	}
-	if err := a.CheckUnused(); err != nil {
-		return nil, exprError(err)
+	if err := checkQueryFilterKeys(in.QueryFilter, schema); err != nil {
+		return nil, err
 	}
 	if err := checkKeyValue(schema.Hash, kc.HashValue, false); err != nil {
 		return nil, err
@@ -336,10 +372,18 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	}
 	part := appendPartition(spaceKey(d.ID, id), kc.HashValue)
 	p.lo, p.hi = sortRange(part, kc)
-	if err := p.startAfter(in.ExclusiveStartKey); err != nil {
+	if err := p.startAfter(esk); err != nil {
 		return nil, err
 	}
 	return s.run(p, in.ReturnConsumedCapacity)
+}
+
+// startKeyFromWire validates the attribute values of an ExclusiveStartKey.
+func startKeyFromWire(w av.WireItem) (av.Item, error) {
+	if w == nil {
+		return nil, nil
+	}
+	return keyFromWire(w)
 }
 
 // sortRange turns a sort key condition into a key range within a partition.
@@ -373,10 +417,10 @@ func parseReadExprs(a *expr.Attrs, fe *string, legacyFilter map[string]*conditio
 	var err error
 	switch {
 	case fe != nil:
-		if filter, err = expr.ParseCondition("FilterExpression", *fe, a); err != nil {
+		if filter, err = expr.ParseCondition(expr.KindFilter, *fe, a); err != nil {
 			return nil, projector{}, exprError(err)
 		}
-	case legacyFilter != nil:
+	case legacyFilter != nil || condOp != nil:
 		if filter, err = legacyFilterCond(legacyFilter, condOp); err != nil {
 			return nil, projector{}, err
 		}
@@ -405,18 +449,35 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var c constraints
+	c.memberMin("Limit", in.Limit, 1)
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
+	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
+	c.memberMin("Segment", in.Segment, 0)
+	c.memberMax("Segment", in.Segment, 999999)
+	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
+	c.conditionalOperator(in.ConditionalOperator)
+	c.conditions("scanFilter", in.ScanFilter)
+	c.memberMin("TotalSegments", in.TotalSegments, 1)
+	c.memberMax("TotalSegments", in.TotalSegments, 1000000)
 	c.tableName("tableName", in.TableName)
 	if in.IndexName != nil {
 		c.name("indexName", *in.IndexName, 3)
 	}
-	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
-	c.min("limit", in.Limit, 1)
-	c.min("segment", in.Segment, 0)
-	c.max("segment", in.Segment, 999999)
-	c.min("totalSegments", in.TotalSegments, 1)
-	c.max("totalSegments", in.TotalSegments, 1000000)
 	if err := c.err(); err != nil {
+		return nil, err
+	}
+	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues,
+		older: true, ifNone: "FilterExpression is null"}
+	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
+	present(&ea.present, "FilterExpression", in.FilterExpression != nil)
+	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
+	present(&ea.legacy, "ScanFilter", in.ScanFilter != nil)
+	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
+	if err := ea.params(); err != nil {
+		return nil, err
+	}
+	esk, err := startKeyFromWire(in.ExclusiveStartKey)
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -425,15 +486,8 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	case in.Segment == nil && in.TotalSegments != nil:
 		return nil, validation("The Segment parameter is required but was not present in the request when parameter TotalSegments is present")
 	case in.Segment != nil && *in.Segment >= *in.TotalSegments:
-		return nil, validation("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *in.Segment, *in.TotalSegments)
+		return nil, validation("The Segment parameter is zero-based and must be less than parameter TotalSegments")
 	}
-	ea := exprArgs{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues,
-		ifNone: "FilterExpression and ProjectionExpression are null"}
-	present(&ea.legacy, "AttributesToGet", in.AttributesToGet != nil)
-	present(&ea.legacy, "ScanFilter", in.ScanFilter != nil)
-	present(&ea.legacy, "ConditionalOperator", in.ConditionalOperator != nil)
-	present(&ea.present, "ProjectionExpression", in.ProjectionExpression != nil)
-	present(&ea.present, "FilterExpression", in.FilterExpression != nil)
 	a, err := ea.attrs()
 	if err != nil {
 		return nil, err
@@ -444,6 +498,9 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	}
 	if err := a.CheckUnused(); err != nil {
 		return nil, exprError(err)
+	}
+	if err := checkSelect(in.Select, projectionMember(in.ProjectionExpression, in.AttributesToGet), in.IndexName != nil, false); err != nil {
+		return nil, err
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -475,7 +532,7 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 			p.hi = binary.BigEndian.AppendUint32(bytes.Clone(space), uint32((seg+1)<<32/total))
 		}
 	}
-	if err := p.startAfter(in.ExclusiveStartKey); err != nil {
+	if err := p.startAfter(esk); err != nil {
 		return nil, err
 	}
 	return s.run(p, in.ReturnConsumedCapacity)

@@ -1,29 +1,38 @@
 package ddblocal
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"lastro/ddblocal/internal/av"
-	"lastro/ddblocal/internal/expr"
 )
 
 const maxTransactItems = 100
 
 // txOp is one action of a TransactWriteItems request, validated.
 type txOp struct {
-	kind string // ConditionCheck, Put, Delete, Update
-	t    *table
-	key  av.Item
-	item av.Item // Put
-	cond writeCond
-	upd  updater
-	rv   string // ReturnValuesOnConditionCheckFailure
-	skey []byte
+	kind  string // ConditionCheck, Put, Delete, Update
+	table *string
+	t     *table
+	key   av.Item
+	item  av.Item // Put
+	x     writeExprs
+	rv    string // ReturnValuesOnConditionCheckFailure
+	skey  []byte
+}
+
+// The kinds of action, in the order DynamoDB's model lists them.
+var txKinds = []string{"ConditionCheck", "Put", "Delete", "Update"}
+
+func (ti *transactWriteItem) actions() map[string]*transactOp {
+	return map[string]*transactOp{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Delete": ti.Delete, "Update": ti.Update}
 }
 
 func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error) {
@@ -31,15 +40,41 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	// A bad ClientRequestToken is reported alone, ahead of everything else.
+	if tok := in.ClientRequestToken; tok != nil && len(*tok) > 36 {
+		return nil, validation("1 validation error detected: Value at 'ClientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36")
+	} else if tok != nil && len(*tok) == 0 {
+		return nil, validation("1 validation error detected: Value at 'ClientRequestToken' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
-	c.notNull("transactItems", in.TransactItems == nil)
-	if in.TransactItems != nil && (len(in.TransactItems) == 0 || len(in.TransactItems) > maxTransactItems) {
-		c.add("Value '%s' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100, Member must have length greater than or equal to 1", "[...]")
-	}
-	if in.ClientRequestToken != nil && (len(*in.ClientRequestToken) < 1 || len(*in.ClientRequestToken) > 36) {
-		c.add("Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36", *in.ClientRequestToken)
+	transactItemsLength(&c, body, in.TransactItems == nil, len(in.TransactItems))
+	for i, ti := range in.TransactItems {
+		if ti == nil {
+			continue
+		}
+		for _, kind := range txKinds {
+			o := ti.actions()[kind]
+			if o == nil {
+				continue
+			}
+			member := fmt.Sprintf("transactItems.%d.member.%s%s", i+1, strings.ToLower(kind[:1]), kind[1:])
+			c.tableName(member+".tableName", o.TableName)
+			switch kind {
+			case "Put":
+				c.notNull(member+".item", o.Item == nil)
+			case "Update":
+				c.notNull(member+".key", o.Key == nil)
+				c.notNull(member+".updateExpression", o.UpdateExpression == nil)
+			case "ConditionCheck":
+				c.notNull(member+".key", o.Key == nil)
+				c.notNull(member+".conditionExpression", o.ConditionExpression == nil)
+			default:
+				c.notNull(member+".key", o.Key == nil)
+			}
+			c.returnValuesOnConditionCheckFailure(o.ReturnValuesOnConditionCheckFailure)
+		}
 	}
 	if err := c.err(); err != nil {
 		return nil, err
@@ -52,19 +87,59 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 			return replay, nil
 		}
 	}
+	// First every action is validated on its own, before any table is
+	// looked up: a malformed expression on a later action wins over a
+	// missing table on an earlier one.
 	ops := make([]*txOp, len(in.TransactItems))
-	seen := map[string]bool{}
 	for i, ti := range in.TransactItems {
-		op, err := s.parseTxOp(ti)
+		op, err := parseTxOp(ti)
 		if err != nil {
 			return nil, err
 		}
-		k := string(op.skey)
-		if seen[k] {
+		ops[i] = op
+	}
+	// Then the tables and keys. Some key problems cancel the transaction
+	// (the first one found is its ValidationError reason); others, and
+	// duplicate targets, fail the whole request.
+	var invalid *apiError
+	invalidAt := -1
+	seen := map[string]bool{}
+	for i, op := range ops {
+		t, err := s.lookup(op.table)
+		if err != nil {
+			return nil, err
+		}
+		op.t = t
+		d := t.def.Load()
+		if op.kind == "Put" {
+			op.key = keyOf(d, op.item)
+			err = checkItemKeys(d, op.item)
+		} else {
+			err = matchKey(d, op.key)
+		}
+		if err == nil {
+			err = op.x.upd.checkKeys(d)
+		}
+		if err != nil {
+			ae, ok := err.(*apiError)
+			if !ok || !ae.cancels {
+				return nil, err
+			}
+			if invalid == nil {
+				invalid, invalidAt = ae, i
+			}
+			continue
+		}
+		op.skey = d.baseKey(op.key)
+		if seen[string(op.skey)] {
 			return nil, validation("Transaction request cannot include multiple operations on one item")
 		}
-		seen[k] = true
-		ops[i] = op
+		seen[string(op.skey)] = true
+	}
+	if invalid != nil {
+		reasons := noneReasons(len(ops))
+		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
+		return nil, txCanceled(reasons)
 	}
 	resp, err := s.runTx(ops, in.ReturnConsumedCapacity)
 	if err != nil {
@@ -76,85 +151,79 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 	return resp, nil
 }
 
-func (s *Store) parseTxOp(ti *transactWriteItem) (*txOp, error) {
+// transactItemsLength checks the length of a TransactItems member,
+// echoing the list as DynamoDB does.
+func transactItemsLength(c *constraints, body []byte, null bool, n int) {
+	switch {
+	case null:
+		c.notNull("transactItems", true)
+	case n == 0:
+		c.add("Value '[]' at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	case n > maxTransactItems:
+		var raw struct {
+			TransactItems json.RawMessage `json:"TransactItems"`
+		}
+		var dump bytes.Buffer
+		if json.Unmarshal(body, &raw) == nil {
+			json.Compact(&dump, raw.TransactItems)
+		}
+		c.add("Value '%s' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to %d", dump.String(), maxTransactItems)
+	}
+}
+
+func noneReasons(n int) []cancellationReason {
+	reasons := make([]cancellationReason, n)
+	for i := range reasons {
+		reasons[i] = cancellationReason{Code: "None"}
+	}
+	return reasons
+}
+
+// parseTxOp validates one action without looking at any table: its shape,
+// attribute values, item size and expressions.
+func parseTxOp(ti *transactWriteItem) (*txOp, error) {
 	if ti == nil {
-		return nil, validation("TransactItems can only contain one of Check, Put, Update or Delete")
+		return nil, validation("The action or operation requested is invalid. Verify that the action is typed correctly.")
 	}
 	var n int
 	var o *transactOp
 	op := &txOp{}
-	for kind, x := range map[string]*transactOp{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Delete": ti.Delete, "Update": ti.Update} {
-		if x != nil {
+	for _, kind := range txKinds {
+		if x := ti.actions()[kind]; x != nil {
 			n++
 			o, op.kind = x, kind
 		}
 	}
-	if n != 1 {
+	switch {
+	case n == 0:
+		return nil, validation("The action or operation requested is invalid. Verify that the action is typed correctly.")
+	case n > 1:
 		return nil, validation("TransactItems can only contain one of Check, Put, Update or Delete")
 	}
-	var c constraints
-	member := "transactItems.1.member." + strings.ToLower(op.kind[:1]) + op.kind[1:]
-	c.tableName(member+".tableName", o.TableName)
-	c.returnValuesOnConditionCheckFailure(o.ReturnValuesOnConditionCheckFailure)
-	switch op.kind {
-	case "Put":
-		c.notNull(member+".item", o.Item == nil)
-	case "ConditionCheck":
-		c.notNull(member+".key", o.Key == nil)
-		c.notNull(member+".conditionExpression", o.ConditionExpression == nil)
-	case "Update":
-		c.notNull(member+".key", o.Key == nil)
-		c.notNull(member+".updateExpression", o.UpdateExpression == nil)
-	default:
-		c.notNull(member+".key", o.Key == nil)
-	}
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	op.rv = o.ReturnValuesOnConditionCheckFailure
-	var more func(*exprArgs)
-	var parse []func(*expr.Attrs) error
-	ifNone := "ConditionExpression is null"
+	op.table, op.rv = o.TableName, o.ReturnValuesOnConditionCheckFailure
+	ea := exprArgs{names: o.ExpressionAttributeNames, values: o.ExpressionAttributeValues, older: true, ifNone: "ConditionExpression is null"}
 	if op.kind == "Update" {
-		ifNone = "UpdateExpression and ConditionExpression are null"
-		more = func(ea *exprArgs) { present(&ea.present, "UpdateExpression", true) }
-		parse = append(parse, func(a *expr.Attrs) error {
-			var err error
-			op.upd, err = parseUpdate(a, o.UpdateExpression, nil)
-			return err
-		})
+		present(&ea.present, "UpdateExpression", o.UpdateExpression != nil)
+		ea.ifNone = "UpdateExpression and ConditionExpression are null"
 	}
-	cond, err := parseWriteCondition(o.exprParams, o.ConditionExpression, nil, nil, ifNone, more, parse...)
-	if err != nil {
-		return nil, err
-	}
-	op.cond = cond
-	t, err := s.lookup(o.TableName)
-	if err != nil {
-		return nil, err
-	}
-	op.t = t
-	d := t.def.Load()
+	present(&ea.present, "ConditionExpression", o.ConditionExpression != nil)
+	var err error
 	if op.kind == "Put" {
-		it, err := av.ItemFromWire(o.Item)
-		if err != nil {
-			return nil, validation("%s", err.Error())
+		if op.item, err = av.ItemFromWire(o.Item); err != nil {
+			return nil, avError(err)
 		}
-		if err := checkItem(d, it); err != nil {
+		if err := checkItemSize(op.item); err != nil {
 			return nil, err
 		}
-		op.item, op.key = it, keyOf(d, it)
-	} else {
-		key, err := parseKey(d, o.Key)
-		if err != nil {
-			return nil, err
-		}
-		op.key = key
-	}
-	if err := op.upd.checkKeys(d); err != nil {
+	} else if op.key, err = keyFromWire(o.Key); err != nil {
 		return nil, err
 	}
-	op.skey = d.baseKey(op.key)
+	if err := ea.params(); err != nil {
+		return nil, err
+	}
+	if op.x, err = parseWriteExprs(ea, o.ConditionExpression, nil, nil, o.UpdateExpression, nil); err != nil {
+		return nil, err
+	}
 	return op, nil
 }
 
@@ -176,23 +245,19 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 		}
 	}()
 	for _, i := range order {
-		if s.inject(ops[i].t.def.Load().Name, faultConflict) || !s.locks.acquire(keys[i], true) {
-			reasons := make([]cancellationReason, len(ops))
-			for j := range reasons {
-				reasons[j] = cancellationReason{Code: "None"}
-			}
+		if s.injectFor("TransactWriteItems", ops[i].t.def.Load().Name, faultConflict) || !s.locks.acquire(keys[i], true) {
+			reasons := noneReasons(len(ops))
 			reasons[i] = cancellationReason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
 			return nil, txCanceled(reasons)
 		}
 		held = append(held, keys[i])
 	}
-	reasons := make([]cancellationReason, len(ops))
+	reasons := noneReasons(len(ops))
 	failed := false
 	changes := make([]*change, 0, len(ops))
 	usages := map[string]*usage{}
 	var usageOrder []string
 	for i, op := range ops {
-		reasons[i] = cancellationReason{Code: "None"}
 		d := op.t.def.Load()
 		old, err := s.get(op.skey)
 		if err != nil {
@@ -200,11 +265,11 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 		}
 		u := usages[d.Name]
 		if u == nil {
-			u = newUsage(d.Name, false)
+			u = newTxUsage(d.Name, false)
 			usages[d.Name] = u
 			usageOrder = append(usageOrder, d.Name)
 		}
-		if !op.cond.eval(old) {
+		if !op.x.cond.eval(old) {
 			failed = true
 			reasons[i] = cancellationReason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
 			if op.rv == "ALL_OLD" && old != nil {
@@ -215,24 +280,22 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 		var new av.Item
 		switch op.kind {
 		case "ConditionCheck":
-			u.addTable(readUnits(sizeOf(old), true) * 2)
+			u.addCheck(old)
 			continue
 		case "Put":
 			new = op.item
-			if err := checkItem(d, new); err != nil {
-				failed = true
-				reasons[i] = cancellationReason{Code: "ValidationError", Message: err.(*apiError).Message}
-				continue
+			if err := checkItemKeys(d, new); err != nil {
+				return nil, err
 			}
 		case "Update":
-			n, err := op.upd.apply(d, op.key, old)
+			n, err := op.x.upd.apply(d, op.key, old)
 			if err != nil {
-				failed = true
-				msg := err.Error()
-				if ae, ok := err.(*apiError); ok {
-					msg = ae.Message
+				ae, ok := err.(*apiError)
+				if !ok || strings.HasPrefix(ae.Message, msgUpdateEmptyIndexKey) {
+					return nil, err
 				}
-				reasons[i] = cancellationReason{Code: "ValidationError", Message: msg}
+				failed = true
+				reasons[i] = cancellationReason{Code: "ValidationError", Message: ae.Message}
 				continue
 			}
 			new = n
@@ -254,7 +317,7 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 	out := map[string]any{}
 	var caps []*consumedCapacity
 	for _, name := range usageOrder {
-		if cc := usages[name].response(returnCapacity); cc != nil {
+		if cc := s.report(usages[name], returnCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
@@ -287,52 +350,61 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
-	c.notNull("transactItems", in.TransactItems == nil)
-	if in.TransactItems != nil && (len(in.TransactItems) == 0 || len(in.TransactItems) > maxTransactItems) {
-		c.add("Value '[...]' at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100, Member must have length greater than or equal to 1")
+	transactItemsLength(&c, body, in.TransactItems == nil, len(in.TransactItems))
+	for i, ti := range in.TransactItems {
+		if ti == nil || ti.Get == nil {
+			c.notNull(fmt.Sprintf("transactItems.%d.member.get", i+1), true)
+			continue
+		}
+		member := fmt.Sprintf("transactItems.%d.member.get", i+1)
+		c.tableName(member+".tableName", ti.Get.TableName)
+		c.notNull(member+".key", ti.Get.Key == nil)
 	}
 	if err := c.err(); err != nil {
 		return nil, err
 	}
 	type get struct {
-		t    *table
-		key  []byte
-		proj projector
+		table *string
+		t     *table
+		key   av.Item
+		skey  []byte
+		proj  projector
 	}
+	// Every Get is validated on its own before any table is looked up.
 	gets := make([]get, len(in.TransactItems))
-	seen := map[string]bool{}
 	for i, ti := range in.TransactItems {
-		if ti == nil || ti.Get == nil {
-			return nil, validation("1 validation error detected: Value null at 'transactItems.%d.member.get' failed to satisfy constraint: Member must not be null", i+1)
-		}
 		g := ti.Get
-		var c constraints
-		c.tableName("transactItems.1.member.get.tableName", g.TableName)
-		c.notNull("transactItems.1.member.get.key", g.Key == nil)
-		if err := c.err(); err != nil {
+		ea := exprArgs{names: g.ExpressionAttributeNames}
+		present(&ea.present, "ProjectionExpression", g.ProjectionExpression != nil)
+		key, err := keyFromWire(g.Key)
+		if err != nil {
 			return nil, err
 		}
-		ea := exprArgs{names: g.ExpressionAttributeNames, ifNone: "ProjectionExpression is null"}
-		present(&ea.present, "ProjectionExpression", g.ProjectionExpression != nil)
+		if err := ea.params(); err != nil {
+			return nil, err
+		}
 		proj, err := parseProjection(ea, g.ProjectionExpression, nil)
 		if err != nil {
 			return nil, err
 		}
-		t, err := s.lookup(g.TableName)
+		gets[i] = get{table: g.TableName, key: key, proj: proj}
+	}
+	seen := map[string]bool{}
+	for i := range gets {
+		g := &gets[i]
+		t, err := s.lookup(g.table)
 		if err != nil {
 			return nil, err
 		}
 		d := t.def.Load()
-		key, err := parseKey(d, g.Key)
-		if err != nil {
+		if err := matchKey(d, g.key); err != nil {
 			return nil, err
 		}
-		sk := d.baseKey(key)
-		if seen[string(sk)] {
+		g.t, g.skey = t, d.baseKey(g.key)
+		if seen[string(g.skey)] {
 			return nil, validation("Transaction request cannot include multiple operations on one item")
 		}
-		seen[string(sk)] = true
-		gets[i] = get{t: t, key: sk, proj: proj}
+		seen[string(g.skey)] = true
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
@@ -340,14 +412,14 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 	usages := map[string]*usage{}
 	var names []string
 	for i, g := range gets {
-		it, err := getFrom(snap, g.key)
+		it, err := getFrom(snap, g.skey)
 		if err != nil {
 			return nil, err
 		}
 		name := g.t.def.Load().Name
 		u := usages[name]
 		if u == nil {
-			u = newUsage(name, true)
+			u = newTxUsage(name, true)
 			usages[name] = u
 			names = append(names, name)
 		}
@@ -360,7 +432,7 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 	out := map[string]any{"Responses": responses}
 	var caps []*consumedCapacity
 	for _, n := range names {
-		if cc := usages[n].response(in.ReturnConsumedCapacity); cc != nil {
+		if cc := s.report(usages[n], in.ReturnConsumedCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
