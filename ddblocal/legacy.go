@@ -221,17 +221,22 @@ func typeIn(t av.Type, ts []av.Type) bool {
 }
 
 // checkConditionalOperator refuses a ConditionalOperator that has fewer
-// than two conditions to combine.
+// than two conditions to combine. Writes report this outside the
+// validation envelope.
 func checkConditionalOperator(condOp *string, n int) error {
+	var e *apiError
 	switch {
 	case condOp == nil:
 		return nil
 	case n == 0:
-		return validation("ConditionalOperator cannot be used without Filter or Expected")
+		e = validation("ConditionalOperator cannot be used without Filter or Expected")
 	case n == 1:
-		return validation("ConditionalOperator can only be used when Filter or Expected has two or more elements")
+		e = validation("ConditionalOperator can only be used when Filter or Expected has two or more elements")
+	default:
+		return nil
 	}
-	return nil
+	e.bare = true
+	return e
 }
 
 // joinConditions combines translated conditions with the
