@@ -1,0 +1,160 @@
+// Package table defines Lastro's single DynamoDB table: its key schema, the
+// three sparse GSIs named after the question they answer, streams and TTL,
+// as a CreateTable request for any DynamoDB endpoint and as CloudFormation
+// for AWS (SPEC section 3).
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Index names: each answers one question.
+const (
+	Agenda        = "agenda"         // GSI1: contracts with an action due on a date, per shard
+	Portfolio     = "portfolio"      // GSI2: contracts by bucket, largest balance first
+	TenantDebtors = "tenant-debtors" // GSI3: a tenant's debtor profiles (offboarding, key rotation)
+)
+
+// TTLAttribute holds the epoch-seconds expiry of housekeeping items.
+const TTLAttribute = "expiresAt"
+
+// PartitionAttr maps an index ("" = the table) to its partition key attribute.
+var PartitionAttr = map[string]string{"": "PK", Agenda: "GSI1PK", Portfolio: "GSI2PK", TenantDebtors: "GSI3PK"}
+
+// SortAttr maps an index to its sort key attribute ("" when it has none).
+var SortAttr = map[string]string{"": "SK", Agenda: "GSI1SK", Portfolio: "outstandingCents", TenantDebtors: ""}
+
+// AgendaProjection and PortfolioProjection are the INCLUDE projections.
+var (
+	AgendaProjection    = []string{"debtorKey", "contractId", "bucket", "outstandingCents", "nextAction", "nextActionDate", "tenantId"}
+	PortfolioProjection = []string{"debtorKey", "contractId", "oldestOverdueDueDate", "productCode", "lastContactAt"}
+)
+
+// CreateInput returns the CreateTable request for a table named name.
+func CreateInput(name string) *dynamodb.CreateTableInput {
+	s := func(n string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	}
+	key := func(h, r string) []types.KeySchemaElement {
+		ks := []types.KeySchemaElement{{AttributeName: aws.String(h), KeyType: types.KeyTypeHash}}
+		if r != "" {
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(r), KeyType: types.KeyTypeRange})
+		}
+		return ks
+	}
+	return &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK"), s("GSI2PK"), s("GSI3PK"),
+			{AttributeName: aws.String("outstandingCents"), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: key("PK", "SK"),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{IndexName: aws.String(Agenda), KeySchema: key("GSI1PK", "GSI1SK"),
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: AgendaProjection}},
+			{IndexName: aws.String(Portfolio), KeySchema: key("GSI2PK", "outstandingCents"),
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: PortfolioProjection}},
+			{IndexName: aws.String(TenantDebtors), KeySchema: key("GSI3PK", ""),
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+		},
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+		DeletionProtectionEnabled: aws.Bool(true),
+	}
+}
+
+// API is the part of the DynamoDB client table management needs.
+type API interface {
+	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+}
+
+// Ensure creates the table unless it exists, waits until it is active and
+// turns TTL on. It reports whether it created the table.
+func Ensure(ctx context.Context, db API, name string) (created bool, err error) {
+	_, err = db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	var nf *types.ResourceNotFoundException
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.As(err, &nf):
+		return false, fmt.Errorf("describe table %s: %w", name, err)
+	}
+	in := CreateInput(name)
+	in.DeletionProtectionEnabled = aws.Bool(false)
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		var inUse *types.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return false, fmt.Errorf("create table %s: %w", name, err)
+		}
+	}
+	w := dynamodb.NewTableExistsWaiter(db)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
+		return false, fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(TTLAttribute), Enabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return true, fmt.Errorf("enable TTL on %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// CloudFormation returns the AWS::DynamoDB::Table resource for the table as
+// a CloudFormation template (JSON), with PITR and deletion protection on.
+func CloudFormation(name string) ([]byte, error) {
+	in := CreateInput(name)
+	attrDefs := make([]map[string]string, 0, len(in.AttributeDefinitions))
+	for _, a := range in.AttributeDefinitions {
+		attrDefs = append(attrDefs, map[string]string{"AttributeName": *a.AttributeName, "AttributeType": string(a.AttributeType)})
+	}
+	ks := func(k []types.KeySchemaElement) []map[string]string {
+		out := make([]map[string]string, len(k))
+		for i, e := range k {
+			out[i] = map[string]string{"AttributeName": *e.AttributeName, "KeyType": string(e.KeyType)}
+		}
+		return out
+	}
+	var gsis []map[string]any
+	for _, g := range in.GlobalSecondaryIndexes {
+		p := map[string]any{"ProjectionType": string(g.Projection.ProjectionType)}
+		if len(g.Projection.NonKeyAttributes) > 0 {
+			p["NonKeyAttributes"] = g.Projection.NonKeyAttributes
+		}
+		gsis = append(gsis, map[string]any{"IndexName": *g.IndexName, "KeySchema": ks(g.KeySchema), "Projection": p})
+	}
+	tmpl := map[string]any{
+		"AWSTemplateFormatVersion": "2010-09-09",
+		"Description":              "Lastro single table",
+		"Resources": map[string]any{
+			"LastroTable": map[string]any{
+				"Type":           "AWS::DynamoDB::Table",
+				"DeletionPolicy": "Retain",
+				"Properties": map[string]any{
+					"TableName":                        name,
+					"BillingMode":                      "PAY_PER_REQUEST",
+					"AttributeDefinitions":             attrDefs,
+					"KeySchema":                        ks(in.KeySchema),
+					"GlobalSecondaryIndexes":           gsis,
+					"StreamSpecification":              map[string]string{"StreamViewType": "NEW_AND_OLD_IMAGES"},
+					"TimeToLiveSpecification":          map[string]any{"AttributeName": TTLAttribute, "Enabled": true},
+					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+					"DeletionProtectionEnabled":        true,
+					"SSESpecification":                 map[string]any{"SSEEnabled": true},
+				},
+			},
+		},
+	}
+	return json.MarshalIndent(tmpl, "", "  ")
+}
