@@ -1,6 +1,8 @@
 package ddblocal
 
 import (
+	"encoding/json"
+
 	"lastro/ddblocal/internal/av"
 )
 
@@ -33,11 +35,17 @@ type onDemandThroughput struct {
 }
 
 type indexSpec struct {
-	IndexName             string                 `json:"IndexName"`
+	IndexName             *string                `json:"IndexName"`
 	KeySchema             []keySchemaElement     `json:"KeySchema"`
 	Projection            *projection            `json:"Projection"`
 	ProvisionedThroughput *provisionedThroughput `json:"ProvisionedThroughput,omitempty"`
 	OnDemandThroughput    *onDemandThroughput    `json:"OnDemandThroughput,omitempty"`
+	WarmThroughput        *warmThroughputSpec    `json:"WarmThroughput,omitempty"`
+}
+
+type warmThroughputSpec struct {
+	ReadUnitsPerSecond  *int64 `json:"ReadUnitsPerSecond,omitempty"`
+	WriteUnitsPerSecond *int64 `json:"WriteUnitsPerSecond,omitempty"`
 }
 
 type streamSpecification struct {
@@ -70,17 +78,19 @@ type createTableInput struct {
 	Tags                      []tag                  `json:"Tags"`
 	TableClass                string                 `json:"TableClass"`
 	DeletionProtectionEnabled *bool                  `json:"DeletionProtectionEnabled"`
+	WarmThroughput            *warmThroughputSpec    `json:"WarmThroughput"`
 }
 
 type gsiUpdate struct {
 	Create *indexSpec `json:"Create"`
 	Delete *struct {
-		IndexName string `json:"IndexName"`
+		IndexName *string `json:"IndexName"`
 	} `json:"Delete"`
 	Update *struct {
-		IndexName             string                 `json:"IndexName"`
+		IndexName             *string                `json:"IndexName"`
 		ProvisionedThroughput *provisionedThroughput `json:"ProvisionedThroughput"`
 		OnDemandThroughput    *onDemandThroughput    `json:"OnDemandThroughput"`
+		WarmThroughput        *warmThroughputSpec    `json:"WarmThroughput"`
 	} `json:"Update"`
 }
 
@@ -95,6 +105,9 @@ type updateTableInput struct {
 	SSESpecification            *sseSpecification      `json:"SSESpecification"`
 	TableClass                  string                 `json:"TableClass"`
 	DeletionProtectionEnabled   *bool                  `json:"DeletionProtectionEnabled"`
+	WarmThroughput              *warmThroughputSpec    `json:"WarmThroughput"`
+	ReplicaUpdates              []json.RawMessage      `json:"ReplicaUpdates"`
+	MultiRegionConsistency      *string                `json:"MultiRegionConsistency"`
 }
 
 type tableNameInput struct {

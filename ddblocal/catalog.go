@@ -27,6 +27,9 @@ type indexDef struct {
 	OnDemand       *onDemandThroughput    `json:"onDemand,omitempty"`
 	// Backfilling is true while an index added by UpdateTable is being filled.
 	Backfilling bool `json:"backfilling,omitempty"`
+	// Control-plane bookkeeping reported by DescribeTable (control.go).
+	ThroughputLog throughputLog  `json:"throughputLog"`
+	Warm          warmThroughput `json:"warm"`
 }
 
 // tableDef describes a table; it is persisted as JSON in the catalog.
@@ -54,6 +57,12 @@ type tableDef struct {
 
 	TTLAttribute string `json:"ttlAttribute,omitempty"`
 	TTLEnabled   bool   `json:"ttlEnabled,omitempty"`
+
+	// Control-plane bookkeeping reported by DescribeTable (control.go).
+	ThroughputLog     throughputLog  `json:"throughputLog"`
+	Warm              warmThroughput `json:"warm"`
+	PayPerRequestAt   time.Time      `json:"payPerRequestAt"`   // last switch to PAY_PER_REQUEST; zero if never
+	TableClassUpdated time.Time      `json:"tableClassUpdated"` // zero unless UpdateTable changed the class
 }
 
 // table is a live table: its definition (replaced whole on change) and

@@ -154,10 +154,23 @@ func (s *Store) count(t *table) error {
 	return nil
 }
 
+// table finds a live table by name or table ARN.
 func (s *Store) table(name string) *table {
+	name = tableNameOf(name)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.tables[name]
+}
+
+// hasKey reports whether a storage key exists; a read error counts as
+// present, which errs towards the entry the writer then overwrites.
+func (s *Store) hasKey(key []byte) bool {
+	_, closer, err := s.db.Get(key)
+	if err != nil {
+		return !errors.Is(err, pebble.ErrNotFound)
+	}
+	closer.Close()
+	return true
 }
 
 // get reads one item by storage key; nil when absent.
@@ -218,6 +231,13 @@ func (s *Store) stage(b *pebble.Batch, c *change, deltas *[]counterDelta) {
 		if inOld {
 			oldKey = d.entryKey(ix, c.old)
 			oldProj = d.project(ix, c.old)
+			// While an index is being backfilled, an item written before
+			// the index existed has no entry yet: it must not be
+			// uncounted (the writer holds the item lock, as the backfill
+			// does, so the entry cannot appear meanwhile).
+			if ix.Backfilling && !s.hasKey(oldKey) {
+				inOld = false
+			}
 		}
 		if inNew {
 			newKey = d.entryKey(ix, c.new)
