@@ -107,14 +107,22 @@ func (d *tableDef) isTableKey(name string) bool {
 //
 //	0x00 'T' <table name>                      table definition (JSON)
 //	0x00 'N'                                   next table ID
+//	0x00 'Q'                                   last stream sequence number (u64)
+//	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
+//	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
 //	0x01 <tableID u32> <indexID u16> <hash u32> <enc(hash key)> [enc(range key)] [base key, for indexes]
+//	0x02 <tableID u32> <sequence number u64>   stream record: created at, Unix ms (u64), then its JSON
 //
 // Index 0 is the base table. The 32-bit hash of the encoded partition key
 // comes first so that a Scan visits partitions in hash order (as DynamoDB
-// does) and parallel Scan segments are contiguous key ranges.
+// does) and parallel Scan segments are contiguous key ranges. Stream
+// records are written in the batch of the change they describe (see
+// streams.go) and outlive their table's data for the 24 hours a stream
+// stays readable.
 const (
-	prefixMeta byte = 0x00
-	prefixData byte = 0x01
+	prefixMeta   byte = 0x00
+	prefixData   byte = 0x01
+	prefixStream byte = 0x02
 )
 
 func metaTableKey(name string) []byte { return append([]byte{prefixMeta, 'T'}, name...) }

@@ -44,6 +44,8 @@ func (s *Store) operations() map[string]handlerFunc {
 		"BatchExecuteStatement": s.batchExecuteStatement,
 		"ExecuteTransaction":    s.executeTransaction,
 		"DescribeEndpoints":     s.describeEndpoints,
+		"UpdateTimeToLive":      s.updateTimeToLive,
+		"DescribeTimeToLive":    s.describeTimeToLive,
 	}
 }
 
@@ -57,10 +59,15 @@ func (s *Store) Handler() http.Handler {
 			io.WriteString(w, "healthy: dynamodb."+s.opts.Region+".amazonaws.com ")
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, adminPrefix) {
+			s.serveAdmin(w, r)
+			return
+		}
 		target := r.Header.Get("X-Amz-Target")
 		var h handlerFunc
+		var dataOp string
 		if op, ok := strings.CutPrefix(target, targetDynamoDB); ok {
-			h = ops[op]
+			h, dataOp = ops[op], op
 		} else if op, ok := strings.CutPrefix(target, targetStreams); ok {
 			h = s.streamOperations()[op]
 		}
@@ -80,6 +87,10 @@ func (s *Store) Handler() http.Handler {
 		}
 		if len(body) == 0 {
 			body = []byte("{}")
+		}
+		if fe := s.injectDispatch(dataOp, body); fe != nil {
+			writeError(w, fe)
+			return
 		}
 		resp, err := s.serve(r.Context(), h, body)
 		if err != nil {

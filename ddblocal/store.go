@@ -28,6 +28,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// TTLSweepInterval is how often the background sweeper deletes items
+	// whose time to live has passed and trims stream records older than
+	// 24 hours. Zero means 5 seconds; negative disables the sweeper (tests
+	// then call SweepExpired).
+	TTLSweepInterval time.Duration
 }
 
 // Store is an embedded DynamoDB-compatible database. It is safe for
@@ -41,7 +46,11 @@ type Store struct {
 	locks  lockTable
 	faults faults
 	tokens tokenCache
+	meter  meter
 	commit sync.Mutex // orders commits (stream sequence numbers follow it)
+
+	streams streamState // guarded by commit where noted
+	bg      background  // TTL sweeper and stream trimmer
 
 	mu     sync.RWMutex // guards tables and nextID
 	tables map[string]*table
@@ -80,11 +89,18 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.startServices(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-// Close flushes and closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the background services, flushes and closes the store.
+func (s *Store) Close() error {
+	s.stopServices()
+	return s.db.Close()
+}
 
 type quietLogger struct{ l *slog.Logger }
 
@@ -198,6 +214,7 @@ type change struct {
 	def      *tableDef
 	key      []byte
 	old, new av.Item
+	ttl      bool // deleted by the TTL sweeper: its stream record names the service
 }
 
 // stage adds the writes of one change, with its index entries, to a batch

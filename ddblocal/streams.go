@@ -1,12 +1,500 @@
 package ddblocal
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
-// streamOperations serves the DynamoDB Streams API.
-func (s *Store) streamOperations() map[string]handlerFunc {
-	return map[string]handlerFunc{}
+	"github.com/cockroachdb/pebble/v2"
+
+	"lastro/ddblocal/internal/av"
+)
+
+// DynamoDB Streams.
+//
+// Every committed change to an item of a table whose stream is enabled
+// appends one stream record to the same Pebble batch as the change, under
+// the commit lock: records are exactly as durable as the data, appear in
+// commit order, and a write that fails or changes nothing leaves none.
+// Sequence numbers come from one store-wide counter, so they increase
+// across all tables; a stream is the range of its table's records between
+// the sequence number reserved when the stream was enabled and the one
+// reserved when it was disabled.
+//
+// Each stream has a single shard (DynamoDB splits shards by partition and
+// over time; one shard keeps every record of a table in one ordered
+// sequence, which is the strongest ordering a consumer can see on AWS).
+// Records older than 24 hours are trimmed, like streams closed more than
+// 24 hours ago; an iterator pointing below the trimmed range gets
+// TrimmedDataAccessException.
+
+const (
+	streamRetention  = 24 * time.Hour
+	iteratorLifetime = 15 * time.Minute
+)
+
+var metaSeqKey = []byte{prefixMeta, 'Q'}
+
+func metaStreamKey(tableID uint32, label string) []byte {
+	b := binary.BigEndian.AppendUint32([]byte{prefixMeta, 'S'}, tableID)
+	return append(b, label...)
+}
+
+func metaHorizonKey(tableID uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{prefixMeta, 'H'}, tableID)
+}
+
+func recordKey(tableID uint32, seq uint64) []byte {
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 13), tableID)
+	b = append([]byte{prefixStream}, b...)
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+// recordSpan is the key range of a table's stream records.
+func recordSpan(tableID uint32) (lo, hi []byte) {
+	lo = binary.BigEndian.AppendUint32([]byte{prefixStream}, tableID)
+	return lo, prefixEnd(lo)
+}
+
+// Sequence numbers are rendered as 21 decimal digits, as on AWS.
+func seqString(n uint64) string { return "1" + fmt.Sprintf("%020d", n) }
+
+func parseSeq(s string) (uint64, bool) {
+	if len(s) != 21 || s[0] != '1' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[1:], 10, 64)
+	return n, err == nil
+}
+
+// streamState is the in-memory view of the store's streams.
+type streamState struct {
+	// last is the last sequence number handed out. It only changes under
+	// Store.commit; readers load it without the lock.
+	last atomic.Uint64
+
+	mu      sync.Mutex
+	metas   []*streamMeta     // every stream still readable
+	horizon map[uint32]uint64 // per table ID: lower sequence numbers were trimmed
+}
+
+// streamMeta describes one stream; it is persisted as JSON.
+type streamMeta struct {
+	TableName string             `json:"tableName"`
+	TableID   uint32             `json:"tableId"`
+	Label     string             `json:"label"`
+	ViewType  string             `json:"viewType"`
+	KeySchema []keySchemaElement `json:"keySchema"`
+	Created   time.Time          `json:"created"`
+	// Start is reserved when the stream is enabled: its records follow it.
+	Start uint64 `json:"start"`
+	// End is reserved when the stream is disabled (0 while enabled).
+	End    uint64    `json:"end,omitempty"`
+	Closed time.Time `json:"closed,omitzero"`
+
+	arn string
+}
+
+func (m *streamMeta) open() bool { return m.End == 0 }
+
+// shardID names the stream's single shard, stably, in AWS's format.
+func (m *streamMeta) shardID() string {
+	return fmt.Sprintf("shardId-%020d-%08x", m.Created.UnixMilli(), crc32.ChecksumIEEE([]byte(m.arn)))
+}
+
+// holds reports whether the record with sequence number seq belongs to
+// the stream.
+func (m *streamMeta) holds(seq uint64) bool { return seq > m.Start && (m.End == 0 || seq < m.End) }
+
+func (s *Store) streamARN(table, label string) string { return s.tableARN(table) + "/stream/" + label }
+
+// nextSeq hands out a sequence number. Callers hold s.commit.
+func (s *Store) nextSeq() uint64 {
+	n := s.streams.last.Load() + 1
+	s.streams.last.Store(n)
+	return n
 }
 
 // appendStreamRecords adds the stream records of committed changes to the
 // batch. Called with s.commit held.
-func (s *Store) appendStreamRecords(b *pebble.Batch, changes []*change) {}
+func (s *Store) appendStreamRecords(b *pebble.Batch, changes []*change) {
+	var now time.Time
+	wrote := false
+	for _, c := range changes {
+		d := c.def
+		if !d.StreamEnabled || (c.old == nil && c.new == nil) || (c.old != nil && c.new != nil && sameItem(c.old, c.new)) {
+			continue
+		}
+		if !wrote {
+			now = s.now()
+			wrote = true
+		}
+		seq := s.nextSeq()
+		b.Set(recordKey(d.ID, seq), s.encodeRecord(d, c, seq, now), nil)
+	}
+	if wrote {
+		b.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, s.streams.last.Load()), nil)
+	}
+}
+
+// streamRecord is a record as GetRecords returns it.
+type streamRecord struct {
+	EventID      string          `json:"eventID"`
+	EventName    string          `json:"eventName"`
+	EventVersion string          `json:"eventVersion"`
+	EventSource  string          `json:"eventSource"`
+	AwsRegion    string          `json:"awsRegion"`
+	Dynamodb     streamData      `json:"dynamodb"`
+	UserIdentity *streamIdentity `json:"userIdentity,omitempty"`
+}
+
+type streamData struct {
+	ApproximateCreationDateTime int64   `json:"ApproximateCreationDateTime"`
+	Keys                        av.Item `json:"Keys"`
+	NewImage                    av.Item `json:"NewImage,omitempty"`
+	OldImage                    av.Item `json:"OldImage,omitempty"`
+	SequenceNumber              string  `json:"SequenceNumber"`
+	SizeBytes                   int     `json:"SizeBytes"`
+	StreamViewType              string  `json:"StreamViewType"`
+}
+
+type streamIdentity struct {
+	PrincipalID string `json:"PrincipalId"`
+	Type        string `json:"Type"`
+}
+
+// encodeRecord renders a change as a stored record: the creation time in
+// Unix milliseconds (for trimming) followed by the record's JSON.
+func (s *Store) encodeRecord(d *tableDef, c *change, seq uint64, now time.Time) []byte {
+	r := streamRecord{EventVersion: "1.1", EventSource: "aws:dynamodb", AwsRegion: s.opts.Region, EventID: eventID()}
+	image := c.new
+	switch {
+	case c.old == nil:
+		r.EventName = "INSERT"
+	case c.new == nil:
+		r.EventName, image = "REMOVE", c.old
+	default:
+		r.EventName = "MODIFY"
+	}
+	data := streamData{
+		ApproximateCreationDateTime: now.Unix(),
+		Keys:                        keyOf(d, image),
+		SequenceNumber:              seqString(seq),
+		StreamViewType:              d.StreamViewType,
+	}
+	data.SizeBytes = av.ItemSize(data.Keys)
+	if c.new != nil && (d.StreamViewType == "NEW_IMAGE" || d.StreamViewType == "NEW_AND_OLD_IMAGES") {
+		data.NewImage = c.new
+		data.SizeBytes += av.ItemSize(c.new)
+	}
+	if c.old != nil && (d.StreamViewType == "OLD_IMAGE" || d.StreamViewType == "NEW_AND_OLD_IMAGES") {
+		data.OldImage = c.old
+		data.SizeBytes += av.ItemSize(c.old)
+	}
+	r.Dynamodb = data
+	if c.ttl {
+		r.UserIdentity = &streamIdentity{PrincipalID: "dynamodb.amazonaws.com", Type: "Service"}
+	}
+	raw, err := json.Marshal(&r)
+	if err != nil {
+		// Items are always encodable; a failure here is a bug.
+		panic(fmt.Sprintf("ddblocal: encode stream record: %v", err))
+	}
+	out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(raw)), uint64(now.UnixMilli()))
+	return append(out, raw...)
+}
+
+func eventID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// streamTransition records that a table's stream was enabled, disabled or
+// replaced by a definition change (old or new is nil when the table is
+// being created or deleted). Enabling reserves the stream's starting
+// sequence number; new.StreamLabel is made unique among the table's
+// streams. Call it before the new definition becomes visible to writers.
+func (s *Store) streamTransition(old, new *tableDef) error {
+	opening := new != nil && new.StreamEnabled && (old == nil || !old.StreamEnabled || old.StreamLabel != new.StreamLabel)
+	closing := old != nil && old.StreamEnabled && (new == nil || !new.StreamEnabled || new.StreamLabel != old.StreamLabel)
+	if !opening && !closing {
+		return nil
+	}
+	s.commit.Lock()
+	defer s.commit.Unlock()
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if closing {
+		if m := s.findStream(old.ID, old.StreamLabel); m != nil && m.open() {
+			m.End = s.nextSeq()
+			m.Closed = s.now()
+			if err := s.stageMeta(b, m); err != nil {
+				return err
+			}
+		}
+	}
+	if opening {
+		for s.findStream(new.ID, new.StreamLabel) != nil {
+			// Two streams of one table enabled within a millisecond (or
+			// under a frozen test clock): keep their ARNs distinct.
+			t, err := time.Parse(streamLabelLayout, new.StreamLabel)
+			if err != nil {
+				return fmt.Errorf("ddblocal: stream label %q: %w", new.StreamLabel, err)
+			}
+			new.StreamLabel = t.Add(time.Millisecond).Format(streamLabelLayout)
+		}
+		m := &streamMeta{TableName: new.Name, TableID: new.ID, Label: new.StreamLabel, ViewType: new.StreamViewType,
+			KeySchema: keySchemaOf(new.Hash, new.Range), Created: s.now(), Start: s.nextSeq()}
+		m.arn = s.streamARN(m.TableName, m.Label)
+		s.streams.metas = append(s.streams.metas, m)
+		if err := s.stageMeta(b, m); err != nil {
+			return err
+		}
+	}
+	b.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, s.streams.last.Load()), nil)
+	if err := b.Commit(s.writeOpts()); err != nil {
+		return fmt.Errorf("ddblocal: persist stream state: %w", err)
+	}
+	return nil
+}
+
+// streamLabelLayout is the format of stream labels (a UTC timestamp).
+const streamLabelLayout = "2006-01-02T15:04:05.000"
+
+func (s *Store) stageMeta(b *pebble.Batch, m *streamMeta) error {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return b.Set(metaStreamKey(m.TableID, m.Label), raw, nil)
+}
+
+// findStream returns a stream by table ID and label. Callers hold
+// s.streams.mu.
+func (s *Store) findStream(tableID uint32, label string) *streamMeta {
+	for _, m := range s.streams.metas {
+		if m.TableID == tableID && m.Label == label {
+			return m
+		}
+	}
+	return nil
+}
+
+// streamByARN returns a copy of a stream still readable, or nil.
+func (s *Store) streamByARN(arn string) *streamMeta {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	for _, m := range s.streams.metas {
+		if m.arn == arn && s.readable(m) {
+			cp := *m
+			return &cp
+		}
+	}
+	return nil
+}
+
+// readable reports whether a stream can still be listed and read: open,
+// or closed less than 24 hours ago.
+func (s *Store) readable(m *streamMeta) bool {
+	return m.open() || s.now().Sub(m.Closed) < streamRetention
+}
+
+// loadStreams reads the stream state at Open and reconciles it with the
+// catalog (a crash may separate a definition change from its stream
+// descriptor).
+func (s *Store) loadStreams() error {
+	v, closer, err := s.db.Get(metaSeqKey)
+	switch {
+	case err == nil:
+		s.streams.last.Store(binary.BigEndian.Uint64(v))
+		closer.Close()
+	case !errors.Is(err, pebble.ErrNotFound):
+		return err
+	}
+	s.streams.horizon = map[uint32]uint64{}
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'H'}, UpperBound: []byte{prefixMeta, 'I'}})
+	if err != nil {
+		return err
+	}
+	for iter.First(); iter.Valid(); iter.Next() {
+		s.streams.horizon[binary.BigEndian.Uint32(iter.Key()[2:])] = binary.BigEndian.Uint64(iter.Value())
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	iter, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'S'}, UpperBound: []byte{prefixMeta, 'T'}})
+	if err != nil {
+		return err
+	}
+	for iter.First(); iter.Valid(); iter.Next() {
+		m := &streamMeta{}
+		if err := json.Unmarshal(iter.Value(), m); err != nil {
+			iter.Close()
+			return fmt.Errorf("ddblocal: stream descriptor %q: %w", iter.Key(), err)
+		}
+		m.arn = s.streamARN(m.TableName, m.Label)
+		s.streams.metas = append(s.streams.metas, m)
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	// Close open streams whose table no longer has them; open the streams
+	// the catalog has but the descriptors miss.
+	byID := map[uint32]*tableDef{}
+	for _, t := range s.tables {
+		d := t.def.Load()
+		byID[d.ID] = d
+	}
+	for _, m := range s.streams.metas {
+		d := byID[m.TableID]
+		if m.open() && (d == nil || !d.StreamEnabled || d.StreamLabel != m.Label) {
+			gone := &tableDef{ID: m.TableID, StreamEnabled: true, StreamLabel: m.Label}
+			if err := s.streamTransition(gone, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range byID {
+		if d.StreamEnabled && s.findStream(d.ID, d.StreamLabel) == nil {
+			if err := s.streamTransition(nil, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// trimStreams deletes stream records older than 24 hours and forgets
+// streams closed more than 24 hours ago.
+func (s *Store) trimStreams() error {
+	s.streams.mu.Lock()
+	tables := map[uint32]bool{}
+	var keep, drop []*streamMeta
+	for _, m := range s.streams.metas {
+		tables[m.TableID] = true
+		if s.readable(m) {
+			keep = append(keep, m)
+		} else {
+			drop = append(drop, m)
+		}
+	}
+	s.streams.metas = keep
+	s.streams.mu.Unlock()
+	if len(drop) > 0 {
+		b := s.db.NewBatch()
+		for _, m := range drop {
+			b.Delete(metaStreamKey(m.TableID, m.Label), nil)
+		}
+		err := b.Commit(s.writeOpts())
+		b.Close()
+		if err != nil {
+			return err
+		}
+	}
+	ids := make([]uint32, 0, len(tables))
+	for id := range tables {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if err := s.trimTable(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trimTable deletes one table's records older than the retention period.
+func (s *Store) trimTable(tableID uint32) error {
+	cutoff := uint64(s.now().Add(-streamRetention).UnixMilli())
+	lo, hi := recordSpan(tableID)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	var firstKept uint64
+	trimmed := false
+	for iter.First(); iter.Valid(); iter.Next() {
+		seq := binary.BigEndian.Uint64(iter.Key()[5:])
+		if binary.BigEndian.Uint64(iter.Value()[:8]) >= cutoff {
+			firstKept = seq
+			break
+		}
+		trimmed = true
+		firstKept = seq + 1
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	if !trimmed {
+		return nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	b.DeleteRange(lo, recordKey(tableID, firstKept), nil)
+	b.Set(metaHorizonKey(tableID), binary.BigEndian.AppendUint64(nil, firstKept), nil)
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	if err := b.Commit(s.writeOpts()); err != nil {
+		return err
+	}
+	if firstKept > s.streams.horizon[tableID] {
+		s.streams.horizon[tableID] = firstKept
+	}
+	return nil
+}
+
+// horizonOf returns the lowest sequence number of a table that was not
+// trimmed.
+func (s *Store) horizonOf(tableID uint32) uint64 {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	return s.streams.horizon[tableID]
+}
+
+// readRecords returns up to limit raw records of a stream from position
+// pos (a sequence number, inclusive) and the position after the last one,
+// plus whether records of the stream remain after it.
+func (s *Store) readRecords(m *streamMeta, pos uint64, limit int) (recs []json.RawMessage, next uint64, more bool, err error) {
+	lo, hi := recordSpan(m.TableID)
+	if start := recordKey(m.TableID, max(pos, m.Start+1)); bytes.Compare(start, lo) > 0 {
+		lo = start
+	}
+	if !m.open() {
+		hi = recordKey(m.TableID, m.End)
+	}
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, pos, false, err
+	}
+	defer iter.Close()
+	next = pos
+	size := 0
+	for iter.First(); iter.Valid(); iter.Next() {
+		seq := binary.BigEndian.Uint64(iter.Key()[5:])
+		if !m.holds(seq) {
+			continue
+		}
+		if len(recs) >= limit || size >= maxPageBytes {
+			return recs, next, true, nil
+		}
+		raw := bytes.Clone(iter.Value()[8:])
+		size += len(raw)
+		recs = append(recs, raw)
+		next = seq + 1
+	}
+	return recs, next, false, iter.Error()
+}
