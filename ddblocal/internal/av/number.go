@@ -2,6 +2,7 @@ package av
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/cockroachdb/apd/v3"
@@ -54,11 +55,25 @@ func parseDecimal(s string) (*apd.Decimal, error) {
 		}
 	}
 	d, _, err := apd.NewFromString(s)
+	if err != nil {
+		// An exponent too large for the decimal package is still a number,
+		// out of DynamoDB's range.
+		if m := hugeExponent.FindStringSubmatch(s); m != nil && strings.Trim(m[1], "0.") != "" {
+			if m[2] == "-" {
+				return nil, &Error{Msg: msgUnderflow}
+			}
+			return nil, &Error{Msg: msgOverflow}
+		}
+	}
 	if err != nil || d.Form != apd.Finite {
 		return nil, &Error{Msg: msgNotNumber + ": " + s}
 	}
 	return checkRange(d)
 }
+
+// hugeExponent matches a decimal in exponent notation: mantissa digits,
+// exponent sign.
+var hugeExponent = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)[eE]([+-]?)\d+$`)
 
 func checkRange(d *apd.Decimal) (*apd.Decimal, error) {
 	d.Reduce(d)
