@@ -384,6 +384,57 @@ func TestPartiQLErrors(t *testing.T) {
 	})
 }
 
+func TestPartiQLIndexesAndCapacity(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	table("Idx", "pk:S", "sk:S").lsi("byRank", "rank:N", types.ProjectionTypeKeysOnly).
+		gsi("byCity", "city:S", "", types.ProjectionTypeAll).create(s)
+	s.put("Idx", avmap{"pk": vS("p"), "sk": vS("1"), "rank": vN("3"), "city": vS("Oslo"), "data": vS("one")})
+	s.put("Idx", avmap{"pk": vS("p"), "sk": vS("2"), "rank": vN("1"), "city": vS("Rome"), "data": vS("two")})
+	s.put("Idx", avmap{"pk": vS("p"), "sk": vS("3"), "rank": vN("2"), "data": vS("three")})
+	t.Run("an LSI orders by its sort key and reads unprojected attributes from the table", func(t *testing.T) {
+		out, err := s.c.ExecuteStatement(bg, &dynamodb.ExecuteStatementInput{
+			Statement: aws.String(`SELECT data FROM "Idx"."byRank" WHERE pk = 'p'`), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameList(t, "data", attrsOf(out.Items, "data"), []string{"S:two", "S:three", "S:one"})
+	})
+	t.Run("a GSI is sparse", func(t *testing.T) {
+		items := s.mustExec(`SELECT sk FROM "Idx"."byCity"`)
+		sameList(t, "sk", keysOf(items, false), []string{"<nil>/S:1", "<nil>/S:2"})
+	})
+	t.Run("a consistent read of a GSI", func(t *testing.T) {
+		_, err := s.c.ExecuteStatement(bg, &dynamodb.ExecuteStatementInput{
+			Statement: aws.String(`SELECT * FROM "Idx"."byCity" WHERE city = 'Oslo'`), ConsistentRead: aws.Bool(true)})
+		validationErr(t, err, "Strongly consistent read is not supported on Global Secondary Indexes")
+	})
+	t.Run("writes to an index", func(t *testing.T) {
+		_, err := s.exec(`DELETE FROM "Idx"."byCity" WHERE pk = 'p' AND sk = '1'`)
+		validationErr(t, err, "This operation is not supported on an index")
+	})
+	t.Run("read capacity", func(t *testing.T) {
+		for _, tt := range []struct {
+			stmt       string
+			consistent bool
+			units      float64
+		}{
+			{`SELECT * FROM "Idx" WHERE pk = 'p' AND sk = '1'`, false, 0.5},
+			{`SELECT * FROM "Idx" WHERE pk = 'p' AND sk = '1'`, true, 1},
+			{`SELECT * FROM "Idx" WHERE pk IN ['p', 'q']`, true, 2},
+		} {
+			out, err := s.c.ExecuteStatement(bg, &dynamodb.ExecuteStatementInput{Statement: aws.String(tt.stmt),
+				ConsistentRead: aws.Bool(tt.consistent), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc := out.ConsumedCapacity; cc == nil || aws.ToFloat64(cc.CapacityUnits) != tt.units {
+				t.Errorf("%s: ConsumedCapacity = %+v, want %v units", tt.stmt, cc, tt.units)
+			}
+		}
+	})
+}
+
 func TestPartiQLBatch(t *testing.T) {
 	t.Parallel()
 	s := partiqlMusic(t)

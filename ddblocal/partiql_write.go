@@ -122,7 +122,7 @@ func (s *Store) runWrite(w *pqWrite, rvOnFailure string) (*writeResult, error) {
 		return nil, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, s.failedWrite(err, d, old)
 	}
 	res := &writeResult{usage: newUsage(d.Name, false)}
 	res.usage.addWrite(d, old, new, 1)
