@@ -932,6 +932,31 @@ func TestLegacyScanFilter(t *testing.T) {
 			}
 		})
 	}
+	t.Run("IN with many values", func(t *testing.T) {
+		t.Parallel()
+		// More values than one expression IN takes.
+		var vals lgList
+		for i := 0; i < 250; i++ {
+			vals = append(vals, lN(fmt.Sprint(1000-i*4)))
+		}
+		out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("lg_sf"),
+			ScanFilter: map[string]types.Condition{"n": lgCond("IN", vals...)}})
+		if err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		if len(out.Items) != 0 {
+			t.Fatalf("got %v", lgRenderItems(out.Items))
+		}
+		vals[200] = lN("5")
+		out, err = c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("lg_sf"),
+			ScanFilter: map[string]types.Condition{"n": lgCond("IN", vals...)}})
+		if err != nil {
+			t.Fatalf("scan: %v", err)
+		}
+		if len(out.Items) != 1 || lgRender(out.Items[0]["p"]) != "S:k" {
+			t.Fatalf("got %v", lgRenderItems(out.Items))
+		}
+	})
 	t.Run("OR", func(t *testing.T) {
 		t.Parallel()
 		out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("lg_sf"), ConditionalOperator: types.ConditionalOperatorOr,

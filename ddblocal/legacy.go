@@ -135,8 +135,8 @@ func (b *exprBuilder) condition(attr, op string, vals []*av.Value) string {
 	case "EQ":
 		return n + " = " + b.value(vals[0])
 	case "NE":
-		// A missing attribute is not equal to anything.
-		return "(attribute_not_exists(" + n + ") OR " + n + " <> " + b.value(vals[0]) + ")"
+		// Like legacy NE, <> holds for a missing attribute.
+		return n + " <> " + b.value(vals[0])
 	case "LT":
 		return n + " < " + b.value(vals[0])
 	case "LE":
@@ -163,7 +163,7 @@ func (b *exprBuilder) condition(attr, op string, vals []*av.Value) string {
 			for j, v := range chunk {
 				refs[j] = b.value(v)
 			}
-			ins = append(ins, n+" IN ("+strings.Join(refs, ", ")+")")
+			ins = append(ins, n+" IN ("+strings.Join(refs, ",")+")")
 		}
 		if len(ins) == 1 {
 			return ins[0]
