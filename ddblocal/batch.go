@@ -77,7 +77,7 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 		for _, w := range ka.Keys {
 			key, err := keyFromWire(w)
 			if err != nil {
-				return nil, err
+				return nil, currentWording(err, w)
 			}
 			id := itemIdentity(key)
 			if seen[id] {

@@ -246,3 +246,76 @@ func TestErrorTypes(t *testing.T) {
 		t.Fatalf("ConditionalCheckFailedException body %v has no Item", body)
 	}
 }
+
+// TestAttributeValueWording checks the two wordings DynamoDB uses for bad
+// attribute values: the current layer (PutItem, UpdateItem and DeleteItem
+// inside the envelope; GetItem, BatchGetItem and Query bare) and the older
+// one (BatchWriteItem, Scan, transactions).
+func TestAttributeValueWording(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	tbl := table("wording", "pk:S").create(s)
+	const invalid = "One or more parameter values were invalid: "
+	ss := vSS("b", "a", "b")
+	bs := &types.AttributeValueMemberBS{Value: [][]byte{{0xff}, {0x00}, {0x00}}}
+	ns := &types.AttributeValueMemberNS{Value: []string{"2", "1", "2"}}
+	ssCurrent := invalid + `Input collection ["a", "b", "b"] contains duplicates.`
+	bsCurrent := invalid + `Input collection ["AA==","/w==","AA=="]of type BS contains duplicates.`
+	nsCurrent := invalid + "Input collection contains duplicates."
+	put := func(v types.AttributeValue) error {
+		_, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: avmap{"pk": vS("k"), "v": v}})
+		return err
+	}
+	batchPut := func(v types.AttributeValue) error {
+		_, err := s.c.BatchWriteItem(bg, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{
+			tbl: {{PutRequest: &types.PutRequest{Item: avmap{"pk": vS("k"), "v": v}}}}}})
+		return err
+	}
+	get := func(v types.AttributeValue) error {
+		_, err := s.c.GetItem(bg, &dynamodb.GetItemInput{TableName: &tbl, Key: avmap{"pk": v}})
+		return err
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"put: empty number", put(vN("")), one("The parameter cannot be converted to a numeric value: ")},
+		{"put: not a number", put(vN("abc")), one("The parameter cannot be converted to a numeric value: abc")},
+		{"put: huge exponent", put(vN("1e99999999999")), one("Number overflow. Attempting to store a number with magnitude larger than supported range")},
+		{"put: tiny exponent", put(vN("1e-99999999999")), one("Number underflow. Attempting to store a number with magnitude smaller than supported range")},
+		{"put: 39 digits", put(vN("1234567890123456789012345678901234567890")), one("Attempting to store more than 38 significant digits in a Number")},
+		{"put: duplicate strings", put(ss), one(ssCurrent)},
+		{"put: duplicate binaries", put(bs), one(bsCurrent)},
+		{"put: duplicate numbers", put(ns), one(nsCurrent)},
+		{"put: nested duplicate", put(vM(avmap{"x": vL(ss)})), one(ssCurrent)},
+		{"delete: condition value", func() error {
+			_, err := s.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: &tbl, Key: avmap{"pk": vS("k")}, ConditionExpression: aws.String("n = :v"),
+				ExpressionAttributeValues: avmap{":v": vN("abc")}})
+			return err
+		}(), one("The parameter cannot be converted to a numeric value: abc")},
+		{"update: key value", func() error {
+			_, err := s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: avmap{"pk": ss}, UpdateExpression: aws.String("SET o = :o"),
+				ExpressionAttributeValues: avmap{":o": vN("1")}})
+			return err
+		}(), one(ssCurrent)},
+		{"get: key value, bare", get(ns), nsCurrent},
+		{"get: empty number, bare", get(vN("")), "The parameter cannot be converted to a numeric value: "},
+		{"query: start key, bare", func() error {
+			_, err := s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String("pk = :p"), ExpressionAttributeValues: avmap{":p": vS("k")},
+				ExclusiveStartKey: avmap{"pk": bs}})
+			return err
+		}(), bsCurrent},
+		{"query: filter value, bare", func() error {
+			_, err := s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String("pk = :p"), FilterExpression: aws.String("s = :t"),
+				ExpressionAttributeValues: avmap{":p": vS("k"), ":t": ss}})
+			return err
+		}(), ssCurrent},
+		{"batch write: older wording", batchPut(ss), invalid + "Input collection [b, a, b] contains duplicates."},
+		{"batch write: older number set wording", batchPut(ns), "Input collection contains duplicates"},
+		{"batch write: older empty number", batchPut(vN("")), "The parameter cannot be converted to a numeric value"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { validationErr(t, tc.err, tc.want) })
+	}
+}

@@ -1,9 +1,14 @@
 package ddblocal
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+
+	"lastro/ddblocal/internal/av"
 )
 
 // apiError is an error answered to the client in DynamoDB's error shape.
@@ -118,4 +123,102 @@ func (c *constraints) conditionalOperator(op *string) {
 	if op != nil {
 		c.enum("conditionalOperator", *op, "OR", "AND")
 	}
+}
+
+// currentWording rewrites an attribute value error into the wording of
+// DynamoDB's current validation layer, which PutItem, UpdateItem,
+// DeleteItem, GetItem, BatchGetItem and Query use (Scan, BatchWriteItem and
+// the transactions keep the older wording the av package produces). The
+// current layer keeps ": " after an empty number, ends the number-set
+// duplicates message with the usual prefix and a full stop, and lists a
+// string or binary set with duplicates quoted, in byte order up to the
+// first repeat. wires are the values the error may come from.
+func currentWording(err error, wires ...map[string]*av.Wire) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Type != "ValidationException" {
+		return err
+	}
+	msg := ae.Message
+	switch {
+	case msg == "The parameter cannot be converted to a numeric value":
+		msg += ": "
+	case msg == "Input collection contains duplicates":
+		msg = "One or more parameter values were invalid: Input collection contains duplicates."
+	case strings.HasPrefix(msg, "One or more parameter values were invalid: Input collection ["):
+		for _, w := range wires {
+			if m := duplicateSetMessage(w); m != "" {
+				msg = m
+				break
+			}
+		}
+	default:
+		return err
+	}
+	return validation("%s", msg)
+}
+
+// duplicateSetMessage finds the first string or binary set with a repeated
+// member among values (in name order, depth first) and words it the
+// current way; "" when there is none.
+func duplicateSetMessage(values map[string]*av.Wire) string {
+	for _, k := range sortedKeys(values) {
+		if m := duplicateIn(values[k]); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+func duplicateIn(w *av.Wire) string {
+	switch {
+	case w == nil:
+	case w.SS != nil:
+		if list := orderedUntilRepeat(*w.SS); list != nil {
+			quoted := make([]string, len(list))
+			for i, s := range list {
+				b, _ := json.Marshal(s)
+				quoted[i] = string(b)
+			}
+			return "One or more parameter values were invalid: Input collection [" + strings.Join(quoted, ", ") + "] contains duplicates."
+		}
+	case w.BS != nil:
+		enc := make([]string, len(*w.BS))
+		for i, b := range *w.BS {
+			enc[i] = string(b)
+		}
+		if list := orderedUntilRepeat(enc); list != nil {
+			quoted := make([]string, len(list))
+			for i, s := range list {
+				quoted[i] = `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"`
+			}
+			return "One or more parameter values were invalid: Input collection [" + strings.Join(quoted, ",") + "]of type BS contains duplicates."
+		}
+	case w.M != nil:
+		return duplicateSetMessage(*w.M)
+	case w.L != nil:
+		for _, c := range *w.L {
+			if m := duplicateIn(c); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// orderedUntilRepeat returns the members seen before the first repeat in
+// byte order, then the repeat, then the rest as sent; nil without repeats.
+func orderedUntilRepeat(members []string) []string {
+	seen := map[string]bool{}
+	for i, m := range members {
+		if seen[m] {
+			out := make([]string, 0, len(members))
+			for s := range seen {
+				out = append(out, s)
+			}
+			sort.Strings(out)
+			return append(append(out, m), members[i+1:]...)
+		}
+		seen[m] = true
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package ddblocal
 
 import (
 	"context"
+	"fmt"
 
 	"lastro/ddblocal/internal/av"
 	"lastro/ddblocal/internal/expr"
@@ -87,7 +88,7 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 	}
 	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, err
+		return nil, currentWording(err, in.Key)
 	}
 	proj, err := parseProjection(ea, in.ProjectionExpression, in.AttributesToGet)
 	if err != nil {
@@ -195,7 +196,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	}
 	item, err := av.ItemFromWire(in.Item)
 	if err != nil {
-		return nil, enveloped(avError(err))
+		return nil, enveloped(currentWording(avError(err), in.Item))
 	}
 	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
 		return nil, enveloped(err)
@@ -205,7 +206,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
 	if err != nil {
-		return nil, enveloped(err)
+		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -258,14 +259,14 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	}
 	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, enveloped(err)
+		return nil, enveloped(currentWording(err, in.Key))
 	}
 	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
 		return nil, enveloped(err)
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
 	if err != nil {
-		return nil, enveloped(err)
+		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -319,11 +320,11 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	}
 	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, enveloped(err)
+		return nil, enveloped(currentWording(err, in.Key))
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, in.UpdateExpression, in.AttributeUpdates)
 	if err != nil {
-		return nil, enveloped(err)
+		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected), updateWires(in.AttributeUpdates)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -381,4 +382,33 @@ func (s *Store) collectionMetrics(d *tableDef, key av.Item, mode string) map[str
 		"ItemCollectionKey":   av.Item{d.Hash.Name: key[d.Hash.Name]},
 		"SizeEstimateRangeGB": []float64{0, 1},
 	}
+}
+
+// expectedWires gathers the values of a legacy Expected member, to word
+// their errors.
+func expectedWires(expected map[string]*expectedAttr) map[string]*av.Wire {
+	out := map[string]*av.Wire{}
+	for name, e := range expected {
+		if e == nil {
+			continue
+		}
+		if e.Value != nil {
+			out[name] = e.Value
+		}
+		for i, v := range e.AttributeValueList {
+			out[fmt.Sprintf("%s[%d]", name, i)] = v
+		}
+	}
+	return out
+}
+
+// updateWires gathers the values of a legacy AttributeUpdates member.
+func updateWires(updates map[string]*attributeUpdate) map[string]*av.Wire {
+	out := map[string]*av.Wire{}
+	for name, u := range updates {
+		if u != nil && u.Value != nil {
+			out[name] = u.Value
+		}
+	}
+	return out
 }

@@ -36,6 +36,7 @@ type readPlan struct {
 	proj       projector
 	count      bool // Select COUNT
 	fetchBase  bool // LSI read that needs attributes outside the projection
+	fetchOut   bool // ... and returns them (not only filters on them)
 	consistent bool
 }
 
@@ -81,6 +82,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		size += av.ItemSize(it)
 		out.ScannedCount++
 		last = it
+		entry := it
 		if p.fetchBase {
 			full, err := s.get(p.d.baseKey(it))
 			if err != nil {
@@ -98,6 +100,9 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		}
 		out.Count++
 		if !p.count {
+			if p.fetchBase && !p.fetchOut {
+				it = entry // fetched for the filter only
+			}
 			out.Items = append(out.Items, p.proj.apply(it))
 		}
 	}
@@ -222,12 +227,21 @@ func selectPlan(p *readPlan, sel string, proj projector, hasProjection bool) err
 			if !p.ix.Local {
 				return validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", p.ix.Name)
 			}
-			p.fetchBase = true
+			p.fetchBase, p.fetchOut = true, true
 		}
 	}
 	p.proj = proj
 	if hasProjection && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" && proj.p != nil {
 		for _, n := range proj.p.TopNames() {
+			if !p.ix.projects(p.d, n) {
+				p.fetchBase, p.fetchOut = true, true
+			}
+		}
+	}
+	// A filter on an LSI may name attributes the index does not hold: the
+	// item is then read from the table to evaluate it.
+	if p.filter != nil && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" {
+		for _, n := range p.filter.TopNames() {
 			if !p.ix.projects(p.d, n) {
 				p.fetchBase = true
 			}
@@ -293,14 +307,14 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	}
 	esk, err := startKeyFromWire(in.ExclusiveStartKey)
 	if err != nil {
-		return nil, err
+		return nil, currentWording(err, in.ExclusiveStartKey)
 	}
 	if in.KeyConditionExpression == nil && in.KeyConditions == nil {
 		return nil, validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
 	}
 	a, err := ea.attrs()
 	if err != nil {
-		return nil, err
+		return nil, currentWording(err, in.ExpressionAttributeValues)
 	}
 	// The key condition is checked on its own before the table is looked
 	// up, and matched against the key schema after.
@@ -351,7 +365,7 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, exprError(err)
 	}
-	if err := checkQueryFilterKeys(in.QueryFilter, schema); err != nil {
+	if err := checkFilterKeys(filter, in.QueryFilter != nil, schema); err != nil {
 		return nil, err
 	}
 	if err := checkKeyValue(schema.Hash, kc.HashValue, false); err != nil {
