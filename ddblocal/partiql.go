@@ -3,6 +3,9 @@ package ddblocal
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"lastro/ddblocal/internal/av"
@@ -67,6 +70,9 @@ func (c *constraints) parameters(member string, ps []*av.Wire) {
 func parseParams(ws []*av.Wire) ([]*av.Value, error) {
 	out := make([]*av.Value, len(ws))
 	for i, w := range ws {
+		if err := paramNumbers(w); err != nil {
+			return nil, err
+		}
 		v, err := av.FromWire(w)
 		if err != nil {
 			return nil, partiqlError(err)
@@ -74,6 +80,71 @@ func parseParams(ws []*av.Wire) ([]*av.Value, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// paramNumbers refuses parameter numbers whose exponent does not fit a
+// 32-bit integer: DynamoDB reads a parameter as Java's BigDecimal does and
+// cannot convert them at all (an attribute value of PutItem is an
+// overflow instead).
+func paramNumbers(w *av.Wire) error {
+	if w == nil {
+		return nil
+	}
+	var nums []string
+	if w.N != nil {
+		nums = append(nums, *w.N)
+	}
+	if w.NS != nil {
+		nums = append(nums, *w.NS...)
+	}
+	for _, n := range nums {
+		if !exponentFits(n) {
+			return validation("The parameter cannot be converted to a numeric value: %s", n)
+		}
+	}
+	if w.L != nil {
+		for _, e := range *w.L {
+			if err := paramNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	if w.M != nil {
+		for _, k := range sortedKeys(*w.M) {
+			if err := paramNumbers((*w.M)[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// exponentFits reports whether a number's exponent, and its scale (the
+// digits after the point less the exponent), fit a 32-bit integer.
+func exponentFits(n string) bool {
+	mant, exp, ok := strings.Cut(strings.ToLower(n), "e")
+	if !ok {
+		return true
+	}
+	e, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil {
+		return !allDigits(strings.TrimLeft(exp, "+-")) // not a number at all: av reports it
+	}
+	frac := 0
+	if _, f, ok := strings.Cut(mant, "."); ok {
+		frac = len(f)
+	}
+	scale := int64(frac) - e
+	return e >= math.MinInt32 && e <= math.MaxInt32 && scale >= math.MinInt32 && scale <= math.MaxInt32
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // parseStatement parses a statement and checks its parameter count.

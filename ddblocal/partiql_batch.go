@@ -118,7 +118,9 @@ func (s *Store) batchExecuteStatement(ctx context.Context, body []byte) (any, er
 			if ae.Status >= 500 {
 				return nil, err
 			}
-			resp = batchStatementResponse{Error: &batchStatementError{Code: errorCode(ae), Message: ae.Message, Item: ae.Item}}
+			// A statement that reached its table names it, even failed.
+			resp = batchStatementResponse{TableName: resp.TableName,
+				Error: &batchStatementError{Code: errorCode(ae), Message: ae.Message, Item: ae.Item}}
 		}
 		responses[i] = resp
 	}
@@ -166,12 +168,12 @@ func (s *Store) batchStatement(r *batchStatementRequest, usages *tableUsages) (b
 	if err != nil {
 		return resp, err
 	}
+	resp.TableName = w.d.Name
 	res, err := s.runWrite(w, r.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return resp, err
 	}
 	usages.add(res.usage)
-	resp.TableName = w.d.Name
 	resp.Item = res.item
 	return resp, nil
 }
