@@ -22,6 +22,7 @@ func main() {
 const usage = `usage: lastro <command> [flags]
 
 commands:
+  serve        run the engine (API on LASTRO_ADDR; embedded store unless LASTRO_DYNAMODB_ENDPOINT is set)
   ddb serve    run the embedded DynamoDB-compatible store standalone
 `
 
@@ -31,6 +32,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no command given")
 	}
 	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stderr)
 	case "ddb":
 		if len(args) < 2 || args[1] != "serve" {
 			fmt.Fprint(stderr, usage)

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+)
+
+// config is the engine's configuration: environment variables (12-factor),
+// each with a flag twin that wins when given.
+type config struct {
+	Endpoint   string // LASTRO_DYNAMODB_ENDPOINT; empty runs the embedded store
+	Table      string // LASTRO_TABLE
+	DataDir    string // LASTRO_DATA_DIR; ":memory:" keeps everything in memory
+	Addr       string // LASTRO_ADDR
+	AdminToken string // LASTRO_ADMIN_TOKEN; generated when empty
+	Now        string // LASTRO_NOW (RFC 3339) freezes the clock
+	Shards     int    // LASTRO_SHARDS
+	KMSKeyID   string // LASTRO_KMS_KEY_ID
+	DataKey    string // LASTRO_DATA_KEY (base64, 32 bytes)
+}
+
+// configVars documents every variable once: name, flag, default, meaning.
+var configVars = []struct{ env, flag, def, help string }{
+	{"LASTRO_DYNAMODB_ENDPOINT", "dynamodb-endpoint", "", "DynamoDB endpoint; empty runs the embedded store"},
+	{"LASTRO_TABLE", "table", "lastro", "table name"},
+	{"LASTRO_DATA_DIR", "data-dir", "./lastro-data", "embedded store data directory (:memory: for none)"},
+	{"LASTRO_ADDR", "addr", "127.0.0.1:8080", "HTTP listen address"},
+	{"LASTRO_ADMIN_TOKEN", "admin-token", "", "admin token for POST /v1/tenants; generated and printed when empty"},
+	{"LASTRO_NOW", "now", "", "freeze the clock at this RFC 3339 instant (demos, tests)"},
+	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
+	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
+	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
+}
+
+func loadConfig(name string, args []string, getenv func(string) string) (config, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	vals := map[string]*string{}
+	for _, v := range configVars {
+		def := v.def
+		if e := getenv(v.env); e != "" {
+			def = e
+		}
+		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, fs, err
+	}
+	shards, err := strconv.Atoi(*vals["LASTRO_SHARDS"])
+	if err != nil || shards < 1 || shards > 100 {
+		return config{}, fs, fmt.Errorf("LASTRO_SHARDS must be 1-100, got %q", *vals["LASTRO_SHARDS"])
+	}
+	return config{
+		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
+		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
+		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"],
+	}, fs, nil
+}
+
+func (c config) inMemory() bool { return c.DataDir == ":memory:" }

@@ -1,0 +1,245 @@
+// Package web is the HTTP plumbing every domain shares: the echo server
+// with request ids, JSON access logs without personal data, the error shape
+// of SPEC section 6, the caller's identity, role checks and the OpenAPI
+// document built from the routes as they are registered.
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"lastro/collections/errs"
+)
+
+// Role is what an API key may do.
+type Role string
+
+// The roles of SPEC section 6; Admin is the operator of the service itself.
+const (
+	Operator   Role = "operator"
+	Supervisor Role = "supervisor"
+	Compliance Role = "compliance"
+	Admin      Role = "admin"
+)
+
+// Principal is the authenticated caller.
+type Principal struct {
+	TenantID string // empty for the admin
+	Role     Role
+}
+
+const principalKey = "lastro.principal"
+
+// SetPrincipal records the authenticated caller on the request.
+func SetPrincipal(c echo.Context, p Principal) { c.Set(principalKey, p) }
+
+// PrincipalOf returns the caller; ok is false when unauthenticated.
+func PrincipalOf(c echo.Context) (Principal, bool) {
+	p, ok := c.Get(principalKey).(Principal)
+	return p, ok
+}
+
+// ErrorBody is the error shape of every non-2xx answer.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// WriteError answers err in the error shape. Unclassified errors are
+// logged and answered as a generic 500: their text may hold anything.
+func WriteError(c echo.Context, log *slog.Logger, err error) {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		err = fromEcho(he)
+	}
+	status, code, msg := errs.Public(err)
+	if status >= 500 {
+		log.Error("request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
+	}
+	var body ErrorBody
+	body.Error.Code, body.Error.Message = code, msg
+	if c.Response().Committed {
+		return
+	}
+	c.JSON(status, body)
+}
+
+func fromEcho(he *echo.HTTPError) error {
+	msg, _ := he.Message.(string)
+	switch he.Code {
+	case http.StatusNotFound:
+		return errs.E(errs.NotFound, "route_not_found", "no such route")
+	case http.StatusMethodNotAllowed:
+		return errs.E(errs.Invalid, "method_not_allowed", "method not allowed on this route")
+	case http.StatusRequestEntityTooLarge:
+		return errs.E(errs.Invalid, "body_too_large", "request body too large")
+	case http.StatusUnsupportedMediaType:
+		return errs.E(errs.Invalid, "unsupported_media_type", "send application/json")
+	}
+	if he.Code >= 400 && he.Code < 500 {
+		if msg == "" {
+			msg = http.StatusText(he.Code)
+		}
+		return errs.E(errs.Invalid, "bad_request", "%s", msg)
+	}
+	return he
+}
+
+// RequestID returns the request's id.
+func RequestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}
+
+// Options configure the server.
+type Options struct {
+	Logger      *slog.Logger
+	BodyLimit   int64 // bytes; default 1 MiB
+	Title       string
+	Version     string
+}
+
+// Server is the echo instance and the OpenAPI document of its routes.
+type Server struct {
+	Echo *echo.Echo
+	log  *slog.Logger
+	doc  *openAPI
+}
+
+// New returns a server with the shared middleware installed.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.BodyLimit == 0 {
+		opts.BodyLimit = 1 << 20
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{Echo: e, log: opts.Logger, doc: newOpenAPI(opts.Title, opts.Version)}
+	e.HTTPErrorHandler = func(err error, c echo.Context) { WriteError(c, s.log, err) }
+	e.Use(s.requestID, s.recoverPanic, s.accessLog, s.limitBody(opts.BodyLimit))
+	e.GET("/openapi.json", s.serveOpenAPI)
+	s.doc.add(Doc{Method: http.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Public: true})
+	return s
+}
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if id == "" || len(id) > 64 {
+			id = uuid.NewString()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic", "request_id", RequestID(c), "route", c.Path(), "panic", p)
+				err = errors.New("panic serving request")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// accessLog writes one line per request: route template (never the raw
+// path, which may hold identifiers), status, latency, tenant and role.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		attrs := []any{"request_id", RequestID(c), "method", c.Request().Method, "route", c.Path(),
+			"status", c.Response().Status, "ms", float64(time.Since(start).Microseconds()) / 1000}
+		if p, ok := PrincipalOf(c); ok {
+			attrs = append(attrs, "tenant", p.TenantID, "role", string(p.Role))
+		}
+		s.log.Info("http", attrs...)
+		return nil
+	}
+}
+
+func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > limit {
+				return errs.E(errs.Invalid, "body_too_large", "request body too large")
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// Require lets the request through only for the given roles.
+func Require(roles ...Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p, ok := PrincipalOf(c)
+			if !ok {
+				return errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+			}
+			for _, r := range roles {
+				if p.Role == r {
+					return next(c)
+				}
+			}
+			return errs.E(errs.Permission, "forbidden", "the %s role may not do this", p.Role)
+		}
+	}
+}
+
+// Bind decodes a JSON body strictly (unknown fields and trailing data are
+// errors) into v.
+func Bind(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errs.E(errs.Invalid, "body_too_large", "request body too large")
+		}
+		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
+	}
+	return nil
+}
+
+// jsonProblem describes a decoding error without echoing the input.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return "syntax error"
+	case errors.As(err, &te):
+		return "field " + te.Field + " has the wrong type"
+	case err.Error() == "EOF":
+		return "empty body"
+	}
+	msg := err.Error()
+	if len(msg) > 80 {
+		msg = msg[:80]
+	}
+	return msg
+}

@@ -1,0 +1,321 @@
+// Package tenant manages the lending institutions that use Lastro: their
+// settings, their API keys (stored hashed, one per role) and their secrets
+// (sealed with the service's data key), and authenticates every request.
+package tenant
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"lastro/collections/clock"
+	"lastro/collections/errs"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/collections/secret"
+	"lastro/collections/web"
+)
+
+// DefaultTimeZone is the time zone of a tenant that names none.
+const DefaultTimeZone = "America/Sao_Paulo"
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,31}$`)
+
+// ValidID reports whether id is a valid tenant id: 2–32 of a-z 0-9 -,
+// starting with a letter or digit.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Tenant is one institution with its opened secrets.
+type Tenant struct {
+	ID             string
+	Name           string
+	TimeZone       string
+	Location       *time.Location
+	Shards         int
+	KeyVersion     int // current debtor-key secret version
+	ChargesPolicy  int // current charges policy version (0: none yet)
+	DunningPolicy  int // current dunning policy version (0: none yet)
+	Version        int
+	CreatedAt      time.Time
+	secrets        secrets
+}
+
+// secrets are sealed together in the TENANT item.
+type secrets struct {
+	DebtorKeys map[int][]byte `json:"debtorKeys"` // by key version
+	Webhook    string         `json:"webhook"`
+	Cursor     []byte         `json:"cursor"`
+}
+
+// DebtorKeySecret returns the HMAC secret of a debtor-key version.
+func (t *Tenant) DebtorKeySecret(version int) ([]byte, bool) {
+	s, ok := t.secrets.DebtorKeys[version]
+	return s, ok
+}
+
+// WebhookSecret is the secret settlement webhooks are signed with.
+func (t *Tenant) WebhookSecret() string { return t.secrets.Webhook }
+
+// CursorKey signs the tenant's pagination cursors.
+func (t *Tenant) CursorKey() []byte { return t.secrets.Cursor }
+
+// Today is the tenant's civil date now.
+func (t *Tenant) Today(now time.Time) string { return now.In(t.Location).Format("2006-01-02") }
+
+// record is the TENANT item.
+type record struct {
+	PK            string `dynamodbav:"PK"`
+	SK            string `dynamodbav:"SK"`
+	Type          string `dynamodbav:"type"`
+	TenantID      string `dynamodbav:"tenantId"`
+	Name          string `dynamodbav:"name"`
+	TimeZone      string `dynamodbav:"timezone"`
+	Shards        int    `dynamodbav:"shards"`
+	KeyVersion    int    `dynamodbav:"keyVersion"`
+	ChargesPolicy int    `dynamodbav:"chargesPolicy"`
+	DunningPolicy int    `dynamodbav:"dunningPolicy"`
+	Secrets       []byte `dynamodbav:"secrets"`
+	Version       int    `dynamodbav:"version"`
+	CreatedAt     string `dynamodbav:"createdAt"`
+}
+
+type apiKeyRecord struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Type      string `dynamodbav:"type"`
+	TenantID  string `dynamodbav:"tenantId"`
+	Role      string `dynamodbav:"role"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+// Service creates, loads and authenticates tenants.
+type Service struct {
+	kit    *kit.Kit
+	box    *secret.Box
+	clock  clock.Clock
+	shards int
+
+	mu    sync.Mutex
+	cache map[string]cached // tenant id → tenant
+	keys  map[string]cachedKey
+}
+
+type cached struct {
+	t  *Tenant
+	at time.Time
+}
+
+type cachedKey struct {
+	p  web.Principal
+	at time.Time
+}
+
+// cacheTTL bounds how long a tenant or API key lookup is reused.
+const cacheTTL = 30 * time.Second
+
+// NewService returns the tenant service.
+func NewService(k *kit.Kit, box *secret.Box, c clock.Clock, shards int) *Service {
+	return &Service{kit: k, box: box, clock: c, shards: shards, cache: map[string]cached{}, keys: map[string]cachedKey{}}
+}
+
+// CreateInput is the body of POST /v1/tenants.
+type CreateInput struct {
+	TenantID string `json:"tenantId"`
+	Name     string `json:"name"`
+	TimeZone string `json:"timezone,omitempty"`
+}
+
+// Created is the answer to a tenant creation: the only time the API keys
+// and the webhook secret are shown.
+type Created struct {
+	TenantID      string            `json:"tenantId"`
+	APIKeys       map[string]string `json:"apiKeys"`
+	WebhookSecret string            `json:"webhookSecret"`
+}
+
+func (in *CreateInput) validate() error {
+	if !ValidID(in.TenantID) {
+		return errs.E(errs.Invalid, "invalid_tenant_id", "tenantId must be 2-32 of a-z 0-9 -, starting with a letter or digit")
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Name == "" || len(in.Name) > 200 {
+		return errs.E(errs.Invalid, "invalid_name", "name must be 1-200 characters")
+	}
+	if in.TimeZone == "" {
+		in.TimeZone = DefaultTimeZone
+	}
+	if _, err := time.LoadLocation(in.TimeZone); err != nil || !strings.Contains(in.TimeZone, "/") {
+		return errs.E(errs.Invalid, "invalid_timezone", "timezone must be an IANA zone such as America/Sao_Paulo")
+	}
+	return nil
+}
+
+// hashKey is how API keys are stored: never in clear.
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// newAPIKey returns a key that carries its tenant: lst_<tenant>_<random>.
+func newAPIKey(tenantID string) string {
+	return "lst_" + tenantID + "_" + hex.EncodeToString(secret.Random(24))
+}
+
+// tenantOfKey extracts the tenant id an API key carries.
+func tenantOfKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "lst_")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '_')
+	if i <= 0 || len(rest)-i-1 != 48 {
+		return "", false
+	}
+	id := rest[:i]
+	return id, ValidID(id)
+}
+
+// Create registers a tenant with fresh keys and secrets; 409 when it exists.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now().UTC()
+	sec := secrets{
+		DebtorKeys: map[int][]byte{1: secret.Random(32)},
+		Webhook:    "whsec_" + hex.EncodeToString(secret.Random(32)),
+		Cursor:     secret.Random(32),
+	}
+	raw, err := json.Marshal(sec)
+	if err != nil {
+		return nil, err
+	}
+	pk := keys.Tenant(in.TenantID)
+	rec := record{PK: pk, SK: keys.TenantSK, Type: "TENANT", TenantID: in.TenantID, Name: in.Name, TimeZone: in.TimeZone,
+		Shards: s.shards, KeyVersion: 1, Secrets: s.box.Seal(raw, []byte(pk)), Version: 1, CreatedAt: keys.Timestamp(now)}
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return nil, err
+	}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	actions := []kit.Action{kit.PutAction(item, &notExists)}
+	out := &Created{TenantID: in.TenantID, APIKeys: map[string]string{}, WebhookSecret: sec.Webhook}
+	for _, role := range []web.Role{web.Operator, web.Supervisor, web.Compliance} {
+		key := newAPIKey(in.TenantID)
+		out.APIKeys[string(role)] = key
+		ki, err := attributevalue.MarshalMap(apiKeyRecord{PK: pk, SK: keys.APIKey(hashKey(key)), Type: "APIKEY",
+			TenantID: in.TenantID, Role: string(role), CreatedAt: keys.Timestamp(now)})
+		if err != nil {
+			return nil, err
+		}
+		actions = append(actions, kit.PutAction(ki, &notExists))
+	}
+	ctx, _ = kit.Operation(ctx, "tenant.create")
+	if err := s.kit.Tenant(in.TenantID, nil).Transact(ctx, actions...); err != nil {
+		var tc *kit.TxCanceled
+		if errors.As(err, &tc) && tc.Failed(0) {
+			return nil, errs.E(errs.Conflict, "tenant_exists", "tenant %s already exists", in.TenantID)
+		}
+		return nil, fmt.Errorf("create tenant: %w", err)
+	}
+	return out, nil
+}
+
+// Get loads a tenant (cached briefly); NotFound when it does not exist.
+func (s *Service) Get(ctx context.Context, id string) (*Tenant, error) {
+	s.mu.Lock()
+	if c, ok := s.cache[id]; ok && time.Since(c.at) < cacheTTL {
+		s.mu.Unlock()
+		return c.t, nil
+	}
+	s.mu.Unlock()
+	return s.load(ctx, id)
+}
+
+// Invalidate drops a cached tenant (after its settings change).
+func (s *Service) Invalidate(id string) {
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+}
+
+func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
+	if !ValidID(id) {
+		return nil, errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+	}
+	ctx, _ = kit.Operation(ctx, "tenant.load")
+	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.TenantSK}, true)
+	if err != nil {
+		return nil, fmt.Errorf("load tenant: %w", err)
+	}
+	if it == nil {
+		return nil, errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+	}
+	var rec record
+	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+		return nil, fmt.Errorf("decode tenant: %w", err)
+	}
+	raw, err := s.box.Open(rec.Secrets, []byte(rec.PK))
+	if err != nil {
+		return nil, fmt.Errorf("open tenant secrets: %w", err)
+	}
+	var sec secrets
+	if err := json.Unmarshal(raw, &sec); err != nil {
+		return nil, fmt.Errorf("decode tenant secrets: %w", err)
+	}
+	loc, err := time.LoadLocation(rec.TimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("tenant time zone: %w", err)
+	}
+	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
+	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
+		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
+		Version: rec.Version, CreatedAt: created, secrets: sec}
+	s.mu.Lock()
+	s.cache[id] = cached{t: t, at: time.Now()}
+	s.mu.Unlock()
+	return t, nil
+}
+
+// Authenticate resolves an API key to its principal; Unauth when the key
+// is unknown or malformed.
+func (s *Service) Authenticate(ctx context.Context, key string) (web.Principal, error) {
+	id, ok := tenantOfKey(key)
+	if !ok {
+		return web.Principal{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+	}
+	h := hashKey(key)
+	s.mu.Lock()
+	if c, ok := s.keys[h]; ok && time.Since(c.at) < cacheTTL {
+		s.mu.Unlock()
+		return c.p, nil
+	}
+	s.mu.Unlock()
+	ctx, _ = kit.Operation(ctx, "tenant.authenticate")
+	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.APIKey(h)}, false)
+	if err != nil {
+		return web.Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if it == nil {
+		return web.Principal{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+	}
+	var rec apiKeyRecord
+	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+		return web.Principal{}, fmt.Errorf("decode API key: %w", err)
+	}
+	p := web.Principal{TenantID: rec.TenantID, Role: web.Role(rec.Role)}
+	s.mu.Lock()
+	s.keys[h] = cachedKey{p: p, at: time.Now()}
+	s.mu.Unlock()
+	return p, nil
+}
