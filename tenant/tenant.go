@@ -37,17 +37,17 @@ func ValidID(id string) bool { return idPattern.MatchString(id) }
 
 // Tenant is one institution with its opened secrets.
 type Tenant struct {
-	ID             string
-	Name           string
-	TimeZone       string
-	Location       *time.Location
-	Shards         int
-	KeyVersion     int // current debtor-key secret version
-	ChargesPolicy  int // current charges policy version (0: none yet)
-	DunningPolicy  int // current dunning policy version (0: none yet)
-	Version        int
-	CreatedAt      time.Time
-	secrets        secrets
+	ID            string
+	Name          string
+	TimeZone      string
+	Location      *time.Location
+	Shards        int
+	KeyVersion    int // current debtor-key secret version
+	ChargesPolicy int // current charges policy version (0: none yet)
+	DunningPolicy int // current dunning policy version (0: none yet)
+	Version       int
+	CreatedAt     time.Time
+	secrets       secrets
 }
 
 // secrets are sealed together in the TENANT item.

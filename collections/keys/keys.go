@@ -210,13 +210,19 @@ func Event(contractID string, seq int, at time.Time, eventID string) string {
 }
 
 // EventsPrefix selects the audit trail of one instalment (AP09).
-func EventsPrefix(contractID string, seq int) string { return join("CT", contractID, "EV", Seq(seq)) + Sep }
+func EventsPrefix(contractID string, seq int) string {
+	return join("CT", contractID, "EV", Seq(seq)) + Sep
+}
 
 // Agreement is the sort key of an agreement.
-func Agreement(contractID, agreementID string) string { return join("CT", contractID, "AG", agreementID) }
+func Agreement(contractID, agreementID string) string {
+	return join("CT", contractID, "AG", agreementID)
+}
 
 // Promise is the sort key of a payment promise.
-func Promise(contractID, promiseID string) string { return join("CT", contractID, "PROMISE", promiseID) }
+func Promise(contractID, promiseID string) string {
+	return join("CT", contractID, "PROMISE", promiseID)
+}
 
 // Contact is the sort key of a contact attempt.
 func Contact(at time.Time, attemptID string) string { return join("CONTACT", Timestamp(at), attemptID) }
@@ -228,7 +234,9 @@ func ContactsOn(datePrefix string) string { return join("CONTACT", datePrefix) }
 func Limit(localDate string) string { return join("LIMIT", localDate) }
 
 // Agenda is the GSI1 partition of one date and shard.
-func Agenda(t, date string, shard int) string { return join("T", t, "ACT", date, fmt.Sprintf("%02d", shard)) }
+func Agenda(t, date string, shard int) string {
+	return join("T", t, "ACT", date, fmt.Sprintf("%02d", shard))
+}
 
 // AgendaEntry is the GSI1 sort key.
 func AgendaEntry(action, contractID string) string { return join(action, contractID) }

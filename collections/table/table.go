@@ -66,7 +66,7 @@ func CreateInput(name string) *dynamodb.CreateTableInput {
 			{IndexName: aws.String(TenantDebtors), KeySchema: key("GSI3PK", ""),
 				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
 		},
-		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+		StreamSpecification:       &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 		DeletionProtectionEnabled: aws.Bool(true),
 	}
 }

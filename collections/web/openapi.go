@@ -137,9 +137,9 @@ func (s *Server) Document() map[string]any {
 		ordered[k] = paths[k]
 	}
 	return map[string]any{
-		"openapi": "3.1.0",
-		"info":    map[string]any{"title": o.title, "version": o.version},
-		"paths":   ordered,
+		"openapi":  "3.1.0",
+		"info":     map[string]any{"title": o.title, "version": o.version},
+		"paths":    ordered,
 		"security": []any{map[string]any{"apiKey": []any{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"apiKey": map[string]any{"type": "http", "scheme": "bearer"}},

@@ -100,10 +100,10 @@ func RequestID(c echo.Context) string {
 
 // Options configure the server.
 type Options struct {
-	Logger      *slog.Logger
-	BodyLimit   int64 // bytes; default 1 MiB
-	Title       string
-	Version     string
+	Logger    *slog.Logger
+	BodyLimit int64 // bytes; default 1 MiB
+	Title     string
+	Version   string
 }
 
 // Server is the echo instance and the OpenAPI document of its routes.
