@@ -635,7 +635,7 @@ func TestLegacyAttributeUpdatesValidation(t *testing.T) {
 		{"ADD a bool", upd{"a": {Action: types.AttributeActionAdd, Value: lBool(true)}}, lgWriteEnv + lgInvalid + "ADD action is not supported for the type BOOL"},
 		{"ADD a map", upd{"a": {Action: types.AttributeActionAdd, Value: lM(item{})}}, lgWriteEnv + lgInvalid + "ADD action is not supported for the type M"},
 		{"unknown action", upd{"a": {Action: "MERGE", Value: lN("1")}}, lgWriteEnv + "Value 'MERGE' at 'attributeUpdates.a.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]"},
-		{"invalid value", upd{"a": {Value: lNS("1", "1")}}, lgWriteEnv + "Input collection contains duplicates"},
+		{"invalid value", upd{"a": {Value: &types.AttributeValueMemberNULL{Value: false}}}, lgWriteEnv + lgInvalid + "Null attribute value types must have the value of true"},
 		{"too big", upd{"a": {Value: lS(big)}}, lgWriteEnv + "Item size to update has exceeded the maximum allowed size"},
 		{"hash key", upd{"p": {Value: lS("x")}}, lgInvalid + "Cannot update attribute p. This attribute is part of the key"},
 		{"range key", upd{"d": {Value: lN("1")}, "r": {Action: types.AttributeActionDelete}}, lgInvalid + "Cannot update attribute r. This attribute is part of the key"},
@@ -897,6 +897,7 @@ func TestLegacyQueryFilter(t *testing.T) {
 		{"NULL with a value", "", a, kcs{"g": lgCond("NULL", lS("a"))}, "", lgInvalid + "Invalid number of argument(s) for the NULL ComparisonOperator"},
 		{"filter checked before KeyConditions", "", kcs{"p": lgCond("EQ")}, kcs{"g": lgCond("BETWEEN", lN("2"), lN("1"))}, "", "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"},
 		{"with FilterExpression", "", a, kcs{"g": lgCond("NULL")}, "", "Can not use both expression and non-expression parameters in the same request: Non-expression parameters: {QueryFilter} Expression parameters: {FilterExpression}"},
+		{"FilterExpression on the sort key", "", a, nil, "", "Filter Expression can only contain non-primary key attributes: Primary key attribute: r"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -904,8 +905,14 @@ func TestLegacyQueryFilter(t *testing.T) {
 			if tc.index != "" {
 				in.IndexName = aws.String(tc.index)
 			}
-			if tc.name == "with FilterExpression" {
+			switch tc.name {
+			case "with FilterExpression":
 				in.FilterExpression = aws.String("attribute_exists(g)")
+			case "FilterExpression on the sort key":
+				// KeyConditions go with a FilterExpression, which is
+				// checked the same way.
+				in.FilterExpression = aws.String("odd = :t AND r > :n")
+				in.ExpressionAttributeValues = item{":t": lBool(true), ":n": lN("3")}
 			}
 			_, err := c.Query(context.Background(), in, lgNoValidation)
 			lgWantValidation(t, err, tc.msg)

@@ -3,6 +3,7 @@ package ddblocal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"lastro/ddblocal/internal/av"
@@ -441,12 +442,21 @@ func legacyKeyConditions(kc map[string]*condition, schema expr.KeySchema) (*expr
 	return kcond, nil
 }
 
-// checkQueryFilterKeys refuses a QueryFilter on a key attribute of the
-// table or index queried: those belong in KeyConditions.
-func checkQueryFilterKeys(qf map[string]*condition, schema expr.KeySchema) error {
+// checkFilterKeys refuses a Query filter (a QueryFilter when legacy, else
+// a FilterExpression) on a key attribute of the table or index queried:
+// those belong in the key condition.
+func checkFilterKeys(filter *expr.Condition, legacy bool, schema expr.KeySchema) error {
+	if filter == nil {
+		return nil
+	}
+	member := "Filter Expression"
+	if legacy {
+		member = "QueryFilter"
+	}
+	names := filter.TopNames()
 	for _, k := range []string{schema.Hash, schema.Range} {
-		if _, ok := qf[k]; ok && k != "" {
-			return validation("QueryFilter can only contain non-primary key attributes: Primary key attribute: %s", k)
+		if k != "" && slices.Contains(names, k) {
+			return validation("%s can only contain non-primary key attributes: Primary key attribute: %s", member, k)
 		}
 	}
 	return nil
