@@ -26,18 +26,18 @@ type pageOutput struct {
 
 // readPlan is everything a Query or Scan needs to walk one key range.
 type readPlan struct {
-	t          *table
-	d          *tableDef
-	ix         *indexDef // nil for the base table
-	lo, hi     []byte
-	reverse    bool
-	limit      int
-	filter     *expr.Condition
-	proj       projector
-	count      bool // Select COUNT
-	fetchBase  bool // LSI read that needs attributes outside the projection
-	fetchOut   bool // ... and returns them (not only filters on them)
-	consistent bool
+	t              *table
+	d              *tableDef
+	ix             *indexDef // nil for the base table
+	lo, hi         []byte
+	reverse        bool
+	limit          int
+	filter         *expr.Condition
+	proj           projector
+	count          bool // Select COUNT
+	fetchBase      bool // LSI read that needs attributes outside the projection
+	fetchForFilter bool // fetchBase only to evaluate the filter: return the index entry
+	consistent     bool
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p.
@@ -100,7 +100,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		}
 		out.Count++
 		if !p.count {
-			if p.fetchBase && !p.fetchOut {
+			if p.fetchForFilter {
 				it = entry // fetched for the filter only
 			}
 			out.Items = append(out.Items, p.proj.apply(it))
@@ -227,23 +227,23 @@ func selectPlan(p *readPlan, sel string, proj projector, hasProjection bool) err
 			if !p.ix.Local {
 				return validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", p.ix.Name)
 			}
-			p.fetchBase, p.fetchOut = true, true
+			p.fetchBase = true
 		}
 	}
 	p.proj = proj
 	if hasProjection && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" && proj.p != nil {
 		for _, n := range proj.p.TopNames() {
 			if !p.ix.projects(p.d, n) {
-				p.fetchBase, p.fetchOut = true, true
+				p.fetchBase = true
 			}
 		}
 	}
 	// A filter on an LSI may name attributes the index does not hold: the
 	// item is then read from the table to evaluate it.
-	if p.filter != nil && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" {
+	if p.filter != nil && !p.fetchBase && p.ix != nil && p.ix.Local && p.ix.ProjectionType != "ALL" {
 		for _, n := range p.filter.TopNames() {
 			if !p.ix.projects(p.d, n) {
-				p.fetchBase = true
+				p.fetchBase, p.fetchForFilter = true, true
 			}
 		}
 	}
