@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer collects log output from concurrent requests.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// testEngine runs a whole engine (embedded in-memory store over loopback,
+// real SDK client) behind an httptest server.
+type testEngine struct {
+	*engine
+	url  string
+	logs *syncBuffer
+}
+
+func newTestEngine(t *testing.T) *testEngine {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg, _, err := loadConfig("test", nil, func(k string) string {
+		return map[string]string{"LASTRO_DATA_DIR": ":memory:", "LASTRO_ADMIN_TOKEN": "admin-secret-token"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEngine(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		e.Close()
+	})
+	return &testEngine{engine: e, url: srv.URL, logs: logs}
+}
+
+func (te *testEngine) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, te.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: non-JSON body %q", method, path, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+func (te *testEngine) createTenant(t *testing.T, id string) map[string]string {
+	t.Helper()
+	status, out := te.do(t, "POST", "/v1/tenants", "admin-secret-token", `{"tenantId":"`+id+`","name":"Crediário `+id+`"}`)
+	if status != 201 {
+		t.Fatalf("create tenant %s: %d %v", id, status, out)
+	}
+	keys := map[string]string{}
+	for role, k := range out["apiKeys"].(map[string]any) {
+		keys[role] = k.(string)
+	}
+	keys["webhook"] = out["webhookSecret"].(string)
+	return keys
+}
+
+func errorCode(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	msg, _ := e["message"].(string)
+	if code == "" || msg == "" {
+		return ""
+	}
+	return code
+}
+
+func TestTenantWalkthrough(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	keys := te.createTenant(t, "t-demo")
+	for _, role := range []string{"operator", "supervisor", "compliance"} {
+		status, out := te.do(t, "GET", "/v1/tenant", keys[role], "")
+		if status != 200 || out["tenantId"] != "t-demo" || out["timezone"] != "America/Sao_Paulo" || out["shards"] != float64(16) {
+			t.Fatalf("%s GET /v1/tenant: %d %v", role, status, out)
+		}
+	}
+	if !strings.HasPrefix(keys["webhook"], "whsec_") {
+		t.Fatalf("webhook secret %q", keys["webhook"])
+	}
+	// API keys and secrets never reach the logs.
+	for _, secret := range keys {
+		if strings.Contains(te.logs.String(), secret) {
+			t.Fatal("a secret was logged")
+		}
+	}
+}
+
+func TestAuthErrors(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	a := te.createTenant(t, "t-a")
+	te.createTenant(t, "t-b")
+	forged := a["operator"][:len(a["operator"])-4] + "beef"
+	tests := []struct {
+		name, method, path, token, body string
+		status                          int
+		code                            string
+	}{
+		{"no key", "GET", "/v1/tenant", "", "", 401, "unauthenticated"},
+		{"unknown key", "GET", "/v1/tenant", forged, "", 401, "unauthenticated"},
+		{"malformed key", "GET", "/v1/tenant", "not-a-key", "", 401, "unauthenticated"},
+		{"key naming another tenant", "GET", "/v1/tenant", strings.Replace(a["operator"], "t-a", "t-b", 1), "", 401, "unauthenticated"},
+		{"tenant key on admin route", "POST", "/v1/tenants", a["supervisor"], `{"tenantId":"t-x","name":"x"}`, 403, "forbidden"},
+		{"admin token on tenant route", "GET", "/v1/tenant", "admin-secret-token", "", 403, "forbidden"},
+		{"unknown route", "GET", "/v1/nothing", a["operator"], "", 404, "route_not_found"},
+	}
+	for _, tt := range tests {
+		status, out := te.do(t, tt.method, tt.path, tt.token, tt.body)
+		if status != tt.status || errorCode(out) != tt.code {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, status, out, tt.status, tt.code)
+		}
+	}
+	// The other tenant's key sees its own tenant, never t-a.
+	status, out := te.do(t, "GET", "/v1/tenant", a["compliance"], "")
+	if status != 200 || out["tenantId"] != "t-a" {
+		t.Fatalf("own tenant: %d %v", status, out)
+	}
+}
+
+func TestCreateTenantRejectsBadInputAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	te.createTenant(t, "t-ok")
+	tests := []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"malformed JSON", `{"tenantId":`, 400, "invalid_json"},
+		{"unknown field", `{"tenantId":"t1","name":"x","plan":"gold"}`, 400, "invalid_json"},
+		{"array", `[]`, 400, "invalid_json"},
+		{"empty body", ``, 400, "invalid_json"},
+		{"uppercase id", `{"tenantId":"T1","name":"x"}`, 400, "invalid_tenant_id"},
+		{"hash in id", `{"tenantId":"t#1","name":"x"}`, 400, "invalid_tenant_id"},
+		{"one char id", `{"tenantId":"t","name":"x"}`, 400, "invalid_tenant_id"},
+		{"33 char id", `{"tenantId":"` + strings.Repeat("a", 33) + `","name":"x"}`, 400, "invalid_tenant_id"},
+		{"leading dash", `{"tenantId":"-t1","name":"x"}`, 400, "invalid_tenant_id"},
+		{"no name", `{"tenantId":"t1"}`, 400, "invalid_name"},
+		{"bad zone", `{"tenantId":"t1","name":"x","timezone":"Mars/Olympus"}`, 400, "invalid_timezone"},
+		{"existing", `{"tenantId":"t-ok","name":"again"}`, 409, "tenant_exists"},
+	}
+	for _, tt := range tests {
+		status, out := te.do(t, "POST", "/v1/tenants", "admin-secret-token", tt.body)
+		if status != tt.status || errorCode(out) != tt.code {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, status, out, tt.status, tt.code)
+		}
+	}
+	// Nothing was written for the rejected ids.
+	for _, id := range []string{"t1", "T1"} {
+		if _, err := te.tenants.Get(context.Background(), id); err == nil {
+			t.Errorf("tenant %s exists after a rejected creation", id)
+		}
+	}
+}
+
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	status, doc := te.do(t, "GET", "/openapi.json", "", "")
+	if status != 200 || doc["openapi"] != "3.1.0" {
+		t.Fatalf("openapi: %d %v", status, doc["openapi"])
+	}
+	paths := doc["paths"].(map[string]any)
+	n := 0
+	for _, r := range te.web.Echo.Routes() {
+		if r.Method == "echo_route_not_found" {
+			continue
+		}
+		n++
+		p, _ := openAPIPathOf(r.Path)
+		ops, ok := paths[p].(map[string]any)
+		if !ok || ops[strings.ToLower(r.Method)] == nil {
+			t.Errorf("route %s %s is not in /openapi.json", r.Method, r.Path)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d routes walked", n)
+	}
+}
+
+func openAPIPathOf(p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/"), true
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if status, _ := te.do(t, "GET", p, "", ""); status != 200 {
+			t.Errorf("%s: %d", p, status)
+		}
+	}
+}
