@@ -184,6 +184,10 @@ func TestTransactValidationErrors(t *testing.T) {
 		t.Fatal("a cancelled transaction wrote its Put")
 	}
 	_, err := s.c.TransactWriteItems(bg, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{TableName: &tbl, Key: avmap{"pk": vS("a")}, UpdateExpression: aws.String("SET a = :v"),
+			ExpressionAttributeValues: avmap{":v": vN("5")}, ReturnValuesOnConditionCheckFailure: "dog"}}}})
+	validationErr(t, err, "1 validation error detected: Value 'dog' at 'transactItems.1.member.update.returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, NONE]")
+	_, err = s.c.TransactWriteItems(bg, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: &types.Update{TableName: &idx, Key: avmap{"pk": vS("a"), "sk": vS("c")}, UpdateExpression: aws.String("SET g = :v"),
 			ExpressionAttributeValues: avmap{":v": vS("")}}}}})
 	validationErr(t, err, "One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty string value.")

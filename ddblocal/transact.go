@@ -73,7 +73,7 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 			default:
 				c.notNull(member+".key", o.Key == nil)
 			}
-			c.returnValuesOnConditionCheckFailure(o.ReturnValuesOnConditionCheckFailure)
+			c.enum(member+".returnValuesOnConditionCheckFailure", o.ReturnValuesOnConditionCheckFailure, "ALL_OLD", "NONE")
 		}
 	}
 	if err := c.err(); err != nil {
