@@ -23,6 +23,9 @@ const usage = `usage: lastro <command> [flags]
 
 commands:
   serve        run the engine (API on LASTRO_ADDR; embedded store unless LASTRO_DYNAMODB_ENDPOINT is set)
+  table create|describe|definition
+               create or describe the table; definition prints CloudFormation JSON
+  inspect PK   print a partition with every key decoded by the prefix registry
   ddb serve    run the embedded DynamoDB-compatible store standalone
 `
 
@@ -34,6 +37,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stderr)
+	case "table":
+		return tableCmd(ctx, args[1:], stdout, stderr)
+	case "inspect":
+		return inspect(ctx, args[1:], stdout, stderr)
 	case "ddb":
 		if len(args) < 2 || args[1] != "serve" {
 			fmt.Fprint(stderr, usage)
