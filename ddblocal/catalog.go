@@ -63,6 +63,10 @@ type tableDef struct {
 	Warm              warmThroughput `json:"warm"`
 	PayPerRequestAt   time.Time      `json:"payPerRequestAt"`   // last switch to PAY_PER_REQUEST; zero if never
 	TableClassUpdated time.Time      `json:"tableClassUpdated"` // zero unless UpdateTable changed the class
+
+	// PITR is the point-in-time recovery setting (backups.go); nil until
+	// UpdateContinuousBackups first enables it.
+	PITR *pitrState `json:"pitr,omitempty"`
 }
 
 // table is a live table: its definition (replaced whole on change) and

@@ -54,6 +54,9 @@ func (s *Store) createTable(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCreateTags(in.Tags); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	d.Name = *in.TableName
 	d.Created = now
