@@ -165,6 +165,19 @@ func TestQueryPagination(t *testing.T) {
 	_, err = s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String("pk = :p"),
 		ExpressionAttributeValues: avmap{":p": vS("p")}, ExclusiveStartKey: avmap{"bad": vS("x")}})
 	validationErr(t, err, "The provided starting key is invalid")
+	// A starting key outside the partition or the sort key condition.
+	for _, tc := range []struct {
+		kc   string
+		vals avmap
+		esk  avmap
+	}{
+		{"pk = :p", avmap{":p": vS("p")}, avmap{"pk": vS("other"), "sk": vN("1")}},
+		{"pk = :p AND sk > :v", avmap{":p": vS("p"), ":v": vN("5")}, avmap{"pk": vS("p"), "sk": vN("1")}},
+	} {
+		_, err = s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String(tc.kc),
+			ExpressionAttributeValues: tc.vals, ExclusiveStartKey: tc.esk})
+		validationErr(t, err, "The provided starting key is outside query boundaries based on provided conditions")
+	}
 }
 
 // TestPageSizeBeforeFilter checks the 1 MB page limit is applied to the

@@ -389,6 +389,9 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if err := p.startAfter(esk); err != nil {
 		return nil, err
 	}
+	if esk != nil && (!av.Equal(esk[schema.Hash], kc.HashValue) || (schema.Range != "" && !kc.Match(esk[schema.Range]))) {
+		return nil, validation("The provided starting key is outside query boundaries based on provided conditions")
+	}
 	return s.run(p, in.ReturnConsumedCapacity)
 }
 
