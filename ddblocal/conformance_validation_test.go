@@ -193,6 +193,22 @@ func TestConstraintMessages(t *testing.T) {
 				"Value null at 'key' failed to satisfy constraint: Member must not be null"},
 		{"DeleteItem", map[string]any{"TableName": "a;"}, "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; " +
 			"Value null at 'key' failed to satisfy constraint: Member must not be null"},
+		{"UpdateItem", map[string]any{"TableName": "", "Key": map[string]any{}},
+			"1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{"UpdateItem", map[string]any{"TableName": "", "UpdateExpression": "SET a = :a", "ExpressionAttributeValues": map[string]any{":a": map[string]any{"S": "x"}},
+			"ReturnConsumedCapacity": "INVALID", "ReturnValues": "INVALID"},
+			"4 validation errors detected: Value 'INVALID' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; " +
+				"Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1; " +
+				"Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; " +
+				"Value null at 'key' failed to satisfy constraint: Member must not be null"},
+		{"UpdateItem", map[string]any{"TableName": "missing", "AttributeUpdates": map[string]any{"x": map[string]any{"Action": "PUT", "Value": map[string]any{"S": "1"}}},
+			"Expected": map[string]any{"a": map[string]any{"Exists": false}, "b": map[string]any{"Exists": false}}, "ConditionalOperator": "XOR"},
+			"2 validation errors detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]; " +
+				"Value null at 'key' failed to satisfy constraint: Member must not be null"},
+		{"Query", map[string]any{"TableName": "missing", "KeyConditions": map[string]any{"pk": map[string]any{"ComparisonOperator": "EQ", "AttributeValueList": []any{map[string]any{"S": "a"}}}},
+			"QueryFilter": map[string]any{"b": map[string]any{"ComparisonOperator": "NULL"}, "c": map[string]any{"ComparisonOperator": "NULL"}},
+			"ConditionalOperator": "XOR", "Select": "BOGUS"},
+			"Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
 		{"TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"Put": map[string]any{"TableName": "tbl", "Item": map[string]any{"pk": map[string]any{"S": "a"}}}}},
 			"ReturnConsumedCapacity": "BOGUS", "ReturnItemCollectionMetrics": "BOGUS2"},
 			"2 validation errors detected: Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; " +

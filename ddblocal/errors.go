@@ -222,3 +222,13 @@ func orderedUntilRepeat(members []string) []string {
 	}
 	return nil
 }
+
+// itemTableName checks the TableName member of a data-plane request. An
+// empty name fails only its length: the pattern is not reported beside it.
+func (c *constraints) itemTableName(member string, name *string) {
+	if name != nil && *name == "" {
+		c.add("Value '' at '%s' failed to satisfy constraint: Member must have length greater than or equal to 1", member)
+		return
+	}
+	c.tableName(member, name)
+}

@@ -75,7 +75,7 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	c.notNull("key", in.Key == nil)
 	if err := c.err(); err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	c.notNull("item", in.Item == nil)
 	c.conditionalOperator(in.ConditionalOperator)
 	c.returnValues(in.ReturnValues)
@@ -244,7 +244,7 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	c.returnValues(in.ReturnValues)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
 	c.notNull("key", in.Key == nil)
@@ -301,11 +301,11 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	c.returnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
 	c.returnValues(in.ReturnValues)
-	c.notNull("key", in.Key == nil)
 	c.conditionalOperator(in.ConditionalOperator)
+	c.notNull("key", in.Key == nil)
 	c.returnValuesOnConditionCheckFailure(in.ReturnValuesOnConditionCheckFailure)
 	if err := c.err(); err != nil {
 		return nil, err

@@ -268,15 +268,19 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	// An unknown ConditionalOperator is reported alone, in the newer
+	// framework's wording.
+	if op := in.ConditionalOperator; op != nil && *op != "AND" && *op != "OR" {
+		return nil, validation("Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]")
+	}
 	var c constraints
 	c.memberMin("Limit", in.Limit, 1)
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
 	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
-	c.conditionalOperator(in.ConditionalOperator)
 	c.conditions("queryFilter", in.QueryFilter)
 	c.conditions("keyConditions", in.KeyConditions)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	if in.IndexName != nil {
 		c.name("indexName", *in.IndexName, 3)
 	}
@@ -476,7 +480,7 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	c.conditions("scanFilter", in.ScanFilter)
 	c.memberMin("TotalSegments", in.TotalSegments, 1)
 	c.memberMax("TotalSegments", in.TotalSegments, 1000000)
-	c.tableName("tableName", in.TableName)
+	c.itemTableName("tableName", in.TableName)
 	if in.IndexName != nil {
 		c.name("indexName", *in.IndexName, 3)
 	}

@@ -60,7 +60,7 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 				continue
 			}
 			member := fmt.Sprintf("transactItems.%d.member.%s%s", i+1, strings.ToLower(kind[:1]), kind[1:])
-			c.tableName(member+".tableName", o.TableName)
+			c.itemTableName(member+".tableName", o.TableName)
 			switch kind {
 			case "Put":
 				c.notNull(member+".item", o.Item == nil)
@@ -357,7 +357,7 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 			continue
 		}
 		member := fmt.Sprintf("transactItems.%d.member.get", i+1)
-		c.tableName(member+".tableName", ti.Get.TableName)
+		c.itemTableName(member+".tableName", ti.Get.TableName)
 		c.notNull(member+".key", ti.Get.Key == nil)
 	}
 	if err := c.err(); err != nil {
