@@ -206,7 +206,7 @@ func TestConstraintMessages(t *testing.T) {
 			"2 validation errors detected: Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]; " +
 				"Value null at 'key' failed to satisfy constraint: Member must not be null"},
 		{"Query", map[string]any{"TableName": "missing", "KeyConditions": map[string]any{"pk": map[string]any{"ComparisonOperator": "EQ", "AttributeValueList": []any{map[string]any{"S": "a"}}}},
-			"QueryFilter": map[string]any{"b": map[string]any{"ComparisonOperator": "NULL"}, "c": map[string]any{"ComparisonOperator": "NULL"}},
+			"QueryFilter":         map[string]any{"b": map[string]any{"ComparisonOperator": "NULL"}, "c": map[string]any{"ComparisonOperator": "NULL"}},
 			"ConditionalOperator": "XOR", "Select": "BOGUS"},
 			"Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
 		{"TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"Put": map[string]any{"TableName": "tbl", "Item": map[string]any{"pk": map[string]any{"S": "a"}}}}},
