@@ -337,10 +337,21 @@ func TestTransactGetItems(t *testing.T) {
 			ExpressionAttributeNames: map[string]string{"#x": "x"}}}}, "ValidationException",
 			"Invalid ProjectionExpression: An expression attribute name used in the document path is not defined; attribute name: #q"},
 		{[]types.TransactGetItem{{Get: &types.Get{TableName: aws.String("nope"), Key: avmap{"pk": vS("a")}}}}, "ResourceNotFoundException", "Requested resource not found"},
-		{[]types.TransactGetItem{{Get: &types.Get{TableName: &tbl, Key: avmap{"id": vS("a")}}}}, "ValidationException", "The provided key element does not match the schema"},
+		{[]types.TransactGetItem{{Get: &types.Get{TableName: &tbl, Key: avmap{"pk": vS("a")}, ProjectionExpression: aws.String("!!!")}}}, "ValidationException",
+			`Invalid ProjectionExpression: Syntax error; token: "!", near: "!!"`},
 	}
 	for _, tc := range tests {
 		_, err := s.c.TransactGetItems(bg, &dynamodb.TransactGetItemsInput{TransactItems: tc.items})
 		apiErr(t, err, tc.code, tc.want)
+	}
+	// A key that does not match the schema cancels the transaction.
+	_, err = s.c.TransactGetItems(bg, &dynamodb.TransactGetItemsInput{TransactItems: []types.TransactGetItem{
+		{Get: &types.Get{TableName: &tbl, Key: avmap{"pk": vS("a")}}},
+		{Get: &types.Get{TableName: &tbl, Key: avmap{}}},
+	}})
+	apiErr(t, err, "TransactionCanceledException", "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ValidationError]")
+	rs := reasons(t, err)
+	if aws.ToString(rs[1].Message) != "The provided key element does not match the schema" {
+		t.Fatalf("reason %q", aws.ToString(rs[1].Message))
 	}
 }

@@ -389,7 +389,11 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		}
 		gets[i] = get{table: g.TableName, key: key, proj: proj}
 	}
+	// A key that does not match its table's schema cancels the
+	// transaction, as in TransactWriteItems.
 	seen := map[string]bool{}
+	var invalid *apiError
+	invalidAt := -1
 	for i := range gets {
 		g := &gets[i]
 		t, err := s.lookup(g.table)
@@ -398,13 +402,25 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		}
 		d := t.def.Load()
 		if err := matchKey(d, g.key); err != nil {
-			return nil, err
+			ae, ok := err.(*apiError)
+			if !ok || !ae.cancels {
+				return nil, err
+			}
+			if invalid == nil {
+				invalid, invalidAt = ae, i
+			}
+			continue
 		}
 		g.t, g.skey = t, d.baseKey(g.key)
 		if seen[string(g.skey)] {
 			return nil, validation("Transaction request cannot include multiple operations on one item")
 		}
 		seen[string(g.skey)] = true
+	}
+	if invalid != nil {
+		reasons := noneReasons(len(gets))
+		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
+		return nil, txCanceled(reasons)
 	}
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
