@@ -144,6 +144,11 @@ func TestReadValidationMessages(t *testing.T) {
 			_, err := s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String("sk = :v"), ExpressionAttributeValues: avmap{":v": vS("a")}})
 			return err
 		}, "Query condition missed key schema element: pk"},
+		{"query: a bad key condition operand before a missing table", func() error {
+			_, err := s.c.Query(bg, &dynamodb.QueryInput{TableName: aws.String("missing"), KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :n)"),
+				ExpressionAttributeValues: avmap{":p": vS("q"), ":n": vN("1")}})
+			return err
+		}, "Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N"},
 		{"query: invalid Select", func() error {
 			_, err := s.c.Query(bg, &dynamodb.QueryInput{TableName: &tbl, KeyConditionExpression: aws.String("pk = :v"), ExpressionAttributeValues: avmap{":v": vS("a")},
 				Select: "INVALID_VALUE"})
