@@ -44,7 +44,49 @@ func FromWire(w *Wire) (*Value, error) {
 	if err := checkEmpty(w); err != nil {
 		return nil, err
 	}
-	return fromWire(w)
+	v, err := fromWire(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShape(v, 1); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Limits on a value's shape: DynamoDB stores attribute names (map keys
+// included) of at most 65535 bytes, and documents nested at most 32 levels
+// deep, the attribute itself counting as level 1.
+const (
+	MaxNameBytes = 65535
+	MaxDepth     = 32
+)
+
+const (
+	msgNameTooLarge = "Attribute name is too large, must be less than 65536 bytes"
+	msgTooDeep      = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+)
+
+// checkShape checks the map keys and the nesting depth of v, found at
+// the given level.
+func checkShape(v *Value, level int) error {
+	if level > MaxDepth {
+		return &Error{Msg: msgTooDeep}
+	}
+	for k, c := range v.Map {
+		if len(k) > MaxNameBytes {
+			return &Error{Msg: msgNameTooLarge}
+		}
+		if err := checkShape(c, level+1); err != nil {
+			return err
+		}
+	}
+	for _, c := range v.List {
+		if err := checkShape(c, level+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func count(w *Wire) int {
@@ -201,6 +243,14 @@ func ItemFromWire(w WireItem) (Item, error) {
 			return nil, err
 		}
 		it[k] = v
+	}
+	for k, v := range it {
+		if len(k) > MaxNameBytes {
+			return nil, &Error{Msg: msgNameTooLarge}
+		}
+		if err := checkShape(v, 1); err != nil {
+			return nil, err
+		}
 	}
 	return it, nil
 }
