@@ -20,6 +20,7 @@ const (
 	maxNonKeyPerIndex   = 20
 	maxProjectedNonKeys = 100
 	maxCapacityUnits    = 40000
+	maxKeyNameLen       = 255 // key attribute names; other attribute names may reach 64 KB
 )
 
 var (
@@ -59,6 +60,7 @@ func (c *constraints) keySchema(member string, ks []keySchemaElement, keyTypeEnu
 	for i, k := range ks {
 		m := fmt.Sprintf("%s.%d.member", member, i+1)
 		c.notNull(m+".attributeName", k.AttributeName == "")
+		c.maxLen(m+".attributeName", k.AttributeName, len(k.AttributeName), maxKeyNameLen)
 		c.notNull(m+".keyType", k.KeyType == "")
 		if keyTypeEnum {
 			c.enum(m+".keyType", k.KeyType, keyTypes...)
@@ -123,6 +125,7 @@ func createTableConstraints(in *createTableInput) error {
 	for i, a := range in.AttributeDefinitions {
 		m := fmt.Sprintf("attributeDefinitions.%d.member", i+1)
 		c.notNull(m+".attributeName", a.AttributeName == "")
+		c.maxLen(m+".attributeName", a.AttributeName, len(a.AttributeName), maxKeyNameLen)
 		c.notNull(m+".attributeType", a.AttributeType == "")
 		c.enum(m+".attributeType", a.AttributeType, attributeTypes...)
 	}
