@@ -85,6 +85,9 @@ func (e exprArgs) attrs() (*expr.Attrs, error) {
 		if !isAttrNameKey(k) {
 			return nil, validation(`ExpressionAttributeNames contains invalid key: Syntax error; key: "%s"`, k)
 		}
+		if len(e.names[k]) > av.MaxNameBytes {
+			return nil, validation("Attribute name is too large, must be less than 65536 bytes")
+		}
 	}
 	if e.values != nil && len(e.values) == 0 {
 		return nil, validation("ExpressionAttributeValues must not be empty")
