@@ -214,6 +214,9 @@ func TestConstraintMessages(t *testing.T) {
 			"QueryFilter":         map[string]any{"b": map[string]any{"ComparisonOperator": "NULL"}, "c": map[string]any{"ComparisonOperator": "NULL"}},
 			"ConditionalOperator": "XOR", "Select": "BOGUS"},
 			"Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
+		{"PutItem", map[string]any{"TableName": "missing", "Item": map[string]any{"pk": map[string]any{"S": "a"}},
+			"Expected": map[string]any{"a": map[string]any{"Exists": false}, "b": map[string]any{"Exists": false}}, "ConditionalOperator": "XOR", "ReturnValues": "BOGUS"},
+			"Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
 		{"TransactWriteItems", map[string]any{"TransactItems": []any{map[string]any{"Put": map[string]any{"TableName": "tbl", "Item": map[string]any{"pk": map[string]any{"S": "a"}}}}},
 			"ReturnConsumedCapacity": "BOGUS", "ReturnItemCollectionMetrics": "BOGUS2"},
 			"2 validation errors detected: Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; " +

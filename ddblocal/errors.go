@@ -232,3 +232,19 @@ func (c *constraints) itemTableName(member string, name *string) {
 	}
 	c.tableName(member, name)
 }
+
+// unknownConditionalOperator reports an unknown ConditionalOperator the way
+// DynamoDB's newer validation does when the request's required members are
+// present: alone, ahead of the other member constraints. (With a required
+// member missing, the older aggregated message applies instead.)
+func unknownConditionalOperator(op *string, required ...bool) error {
+	if op == nil || *op == "AND" || *op == "OR" {
+		return nil
+	}
+	for _, ok := range required {
+		if !ok {
+			return nil
+		}
+	}
+	return validation("Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]")
+}

@@ -178,6 +178,9 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Item != nil); err != nil {
+		return nil, err
+	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.itemTableName("tableName", in.TableName)
@@ -242,6 +245,9 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
+		return nil, err
+	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.itemTableName("tableName", in.TableName)
@@ -297,6 +303,9 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	var in updateItemInput
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
 		return nil, err
 	}
 	var c constraints

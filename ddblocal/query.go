@@ -268,10 +268,8 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	// An unknown ConditionalOperator is reported alone, in the newer
-	// framework's wording.
-	if op := in.ConditionalOperator; op != nil && *op != "AND" && *op != "OR" {
-		return nil, validation("Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]")
+	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil); err != nil {
+		return nil, err
 	}
 	var c constraints
 	c.memberMin("Limit", in.Limit, 1)
