@@ -109,11 +109,20 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 	consistent := in.ConsistentRead != nil && *in.ConsistentRead
 	u := newUsage(d.Name, true)
 	u.addTable(readUnits(sizeOf(it), consistent))
-	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
+	out := getItemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
 	if it != nil {
-		out.Item = proj.apply(it)
+		item := proj.apply(it)
+		out.Item = &item
 	}
 	return &out, nil
+}
+
+// getItemOutput is GetItem's response. Item is a pointer so that an item
+// none of whose attributes the projection names still answers "Item": {},
+// as DynamoDB does, while a missing item has no Item member.
+type getItemOutput struct {
+	Item             *av.Item          `json:"Item,omitempty"`
+	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
 }
 
 // attributesToGet checks the length constraint of an AttributesToGet member.
