@@ -387,3 +387,20 @@ func TestBackupOperations(t *testing.T) {
 	_, err = s.c.CreateBackup(bg, &dynamodb.CreateBackupInput{TableName: &tbl, BackupName: aws.String("b1")})
 	apiErr(t, err, "UnknownOperationException", "")
 }
+
+// TestGetItemEmptyProjection checks GetItem answers an empty Item, not
+// none, when the item exists but has none of the projected attributes.
+func TestGetItemEmptyProjection(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	tbl := table("emptyproj", "pk:S").create(s)
+	s.put(tbl, avmap{"pk": vS("a"), "x": vS("1")})
+	_, body := s.raw("GetItem", js{"TableName": tbl, "Key": js{"pk": js{"S": "a"}}, "ProjectionExpression": "nothere"})
+	if item, ok := body["Item"].(map[string]any); !ok || len(item) != 0 {
+		t.Fatalf("existing item, empty projection: body %v, want an empty Item", body)
+	}
+	_, body = s.raw("GetItem", js{"TableName": tbl, "Key": js{"pk": js{"S": "b"}}, "ProjectionExpression": "nothere"})
+	if _, ok := body["Item"]; ok {
+		t.Fatalf("missing item: body %v, want no Item member", body)
+	}
+}
