@@ -442,7 +442,9 @@ func TestLegacyExpectedValidation(t *testing.T) {
 		{"ConditionalOperator without Expected", nil, types.ConditionalOperatorAnd, "ConditionalOperator cannot be used without Filter or Expected"},
 		{"ConditionalOperator with empty Expected", exp{}, types.ConditionalOperatorOr, "ConditionalOperator cannot be used without Filter or Expected"},
 		{"ConditionalOperator with one condition", exp{"a": {Value: lN("1")}}, types.ConditionalOperatorAnd, "ConditionalOperator can only be used when Filter or Expected has two or more elements"},
-		{"unknown ConditionalOperator", exp{"a": {Value: lN("1")}, "b": {Value: lN("1")}}, "XOR", lgWriteEnv + "Value 'XOR' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"},
+		// With the required members present DynamoDB reports an unknown
+		// ConditionalOperator alone, in its newer wording.
+		{"unknown ConditionalOperator", exp{"a": {Value: lN("1")}, "b": {Value: lN("1")}}, "XOR", "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -891,7 +893,7 @@ func TestLegacyQueryFilter(t *testing.T) {
 		{"ConditionalOperator with one condition", "", a, kcs{"odd": lgCond("EQ", lBool(true))}, types.ConditionalOperatorAnd, "ConditionalOperator can only be used when Filter or Expected has two or more elements"},
 		{"ConditionalOperator without a filter", "", a, nil, types.ConditionalOperatorOr, "ConditionalOperator cannot be used without Filter or Expected"},
 		{"ConditionalOperator before KeyConditions", "", nil, nil, types.ConditionalOperatorAnd, "ConditionalOperator cannot be used without Filter or Expected"},
-		{"unknown ConditionalOperator", "", a, kcs{"g": lgCond("NULL"), "s": lgCond("NULL")}, "and", "1 validation error detected: Value 'and' at 'conditionalOperator' failed to satisfy constraint: Member must satisfy enum value set: [OR, AND]"},
+		{"unknown ConditionalOperator", "", a, kcs{"g": lgCond("NULL"), "s": lgCond("NULL")}, "and", "Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]"},
 		{"unknown operator", "", a, kcs{"g": lgCond("DOG", lN("3"))}, "", "1 validation error detected: Value 'DOG' at 'queryFilter.g.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: " + lgComparisonEnum},
 		{"CONTAINS a set", "", a, kcs{"g": lgCond("CONTAINS", lSS("a"))}, "", lgInvalid + "ComparisonOperator CONTAINS is not valid for SS AttributeValue type"},
 		{"NULL with a value", "", a, kcs{"g": lgCond("NULL", lS("a"))}, "", lgInvalid + "Invalid number of argument(s) for the NULL ComparisonOperator"},
