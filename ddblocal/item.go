@@ -358,7 +358,11 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 		if !x.cond.eval(old) {
 			return old, conditionFailure(old, in.ReturnValuesOnConditionCheckFailure)
 		}
-		return x.upd.apply(d, key, old)
+		n, err := x.upd.apply(d, key, old)
+		if err != nil {
+			return nil, err
+		}
+		return n, x.upd.checkStatementSize(in.UpdateExpression, n)
 	})
 	if err != nil {
 		return nil, s.failedWrite(err, d, old)
