@@ -588,3 +588,102 @@ func TestLimitAndNameBounds(t *testing.T) {
 	long := strings.Repeat("t", 256)
 	validationErr(t, create(long), "1 validation error detected: Value '"+long+"' at 'tableName' failed to satisfy constraint: Member must have length less than or equal to 255")
 }
+
+// TestUpdateItemStatementSize checks UpdateItem's second size gate: what
+// the statement writes plus a cost per clause must fit in 400 KB as well
+// as the finished item, so with a short key the ceiling falls below
+// 409,600 bytes. Transactions measure the finished item only.
+func TestUpdateItemStatementSize(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	tbl := table("updsize", "pk:S").create(s)
+	const updMsg = "Item size to update has exceeded the maximum allowed size"
+	itemBytes := func(it avmap) int {
+		n := 0
+		for k, v := range it {
+			n += len(k) + len(v.(*types.AttributeValueMemberS).Value)
+		}
+		return n
+	}
+	// update grows the item at key to exactly size bytes with expr, which
+	// sets b from :pad; extra holds the other attributes it writes and
+	// untouched those the item already has.
+	type shape struct {
+		expr      string
+		names     map[string]string
+		values    avmap
+		extra     avmap
+		untouched avmap
+		cost      int // 3 + 19 per SET or ADD (+1 through a list index) + 2 per REMOVE or DELETE
+	}
+	update := func(key avmap, size int, sh shape) error {
+		seed := avmap{}
+		for k, v := range key {
+			seed[k] = v
+		}
+		for k, v := range sh.untouched {
+			seed[k] = v
+		}
+		if strings.Contains(sh.expr, "REMOVE r") {
+			seed["r"] = vS("z")
+		}
+		s.put(tbl, seed)
+		pad := size - itemBytes(key) - itemBytes(sh.extra) - itemBytes(sh.untouched) - len("b")
+		vals := avmap{":pad": vS(strings.Repeat("x", pad))}
+		for k, v := range sh.values {
+			vals[k] = v
+		}
+		_, err := s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: key, UpdateExpression: aws.String(sh.expr),
+			ExpressionAttributeNames: sh.names, ExpressionAttributeValues: vals})
+		return err
+	}
+	// ceiling is the largest finished item the statement may produce.
+	ceiling := func(key avmap, sh shape) int {
+		return min(maxItem, maxItem+itemBytes(key)+itemBytes(sh.untouched)-sh.cost)
+	}
+	oneSet := shape{expr: "SET b = :pad", cost: 3 + 19}
+	tests := []struct {
+		name  string
+		key   string
+		shape shape
+		want  int
+	}{
+		{"one-byte key: the statement binds", "K", oneSet, maxItem - 19},
+		{"100-byte key: the item binds", strings.Repeat("k", 100), oneSet, maxItem},
+		{"a second SET costs 19 bytes", "L", shape{expr: "SET b = :pad, c = :c", values: avmap{":c": vS("y")}, extra: avmap{"c": vS("y")},
+			cost: 3 + 19*2}, maxItem - 19 - 19},
+		{"a REMOVE costs 2 bytes", "M", shape{expr: "SET b = :pad REMOVE r", cost: 3 + 19 + 2}, maxItem - 19 - 2},
+		{"an alias changes nothing", "N", shape{expr: "SET #twelvechars = :pad", names: map[string]string{"#twelvechars": "b"}, cost: 3 + 19}, maxItem - 19},
+		{"untouched attributes are not charged", "O", shape{expr: "SET b = :pad", untouched: avmap{"u": vS(strings.Repeat("y", 10))}, cost: 3 + 19},
+			maxItem - 19 + 11},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			key := avmap{"pk": vS(tc.key)}
+			c := ceiling(key, tc.shape)
+			if tc.want != 0 && c != tc.want {
+				t.Fatalf("test arithmetic: ceiling %d, want %d", c, tc.want)
+			}
+			if err := update(key, c, tc.shape); err != nil {
+				t.Fatalf("finished item of %d bytes: %v", c, err)
+			}
+			validationErr(t, update(key, c+1, tc.shape), updMsg)
+		})
+	}
+
+	// A transacted Update of a one-byte key stores the full 409,600 bytes
+	// that UpdateItem refuses.
+	key := avmap{"pk": vS("Y")}
+	s.put(tbl, key)
+	padded := sized(key, maxItem)
+	_, err := s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: key, UpdateExpression: aws.String("SET p = :p"),
+		ExpressionAttributeValues: avmap{":p": padded["p"]}})
+	validationErr(t, err, updMsg)
+	if _, err := s.c.TransactWriteItems(bg, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{TableName: &tbl, Key: key, UpdateExpression: aws.String("SET p = :p"), ExpressionAttributeValues: avmap{":p": padded["p"]}}}}}); err != nil {
+		t.Fatalf("transacted update to 409,600 bytes: %v", err)
+	}
+	if got := s.get(tbl, key); itemBytes(got) != maxItem {
+		t.Fatalf("stored %d bytes, want %d", itemBytes(got), maxItem)
+	}
+}
