@@ -33,6 +33,10 @@ type exprArgs struct {
 	ifNone string
 }
 
+// maxPlaceholderBytes bounds an ExpressionAttributeNames or
+// ExpressionAttributeValues key, its # or : included.
+const maxPlaceholderBytes = 255
+
 func isAttrNameKey(k string) bool  { return len(k) > 1 && k[0] == '#' && isIdent(k[1:]) }
 func isAttrValueKey(k string) bool { return len(k) > 1 && k[0] == ':' && isIdent(k[1:]) }
 
@@ -82,8 +86,15 @@ func (e exprArgs) attrs() (*expr.Attrs, error) {
 		return nil, validation("ExpressionAttributeNames must not be empty")
 	}
 	for _, k := range sortedKeys(e.names) {
+		// A placeholder's length is checked before its syntax.
+		if len(k) > maxPlaceholderBytes {
+			return nil, validation("ExpressionAttributeNames contains invalid key: The expression attribute map contains a key that is too long; size of key: %d", len(k))
+		}
 		if !isAttrNameKey(k) {
 			return nil, validation(`ExpressionAttributeNames contains invalid key: Syntax error; key: "%s"`, k)
+		}
+		if e.names[k] == "" {
+			return nil, validation("ExpressionAttributeNames contains invalid value: Empty attribute name for key %s", k)
 		}
 		if len(e.names[k]) > av.MaxNameBytes {
 			return nil, validation("Attribute name is too large, must be less than 65536 bytes")
@@ -94,6 +105,9 @@ func (e exprArgs) attrs() (*expr.Attrs, error) {
 	}
 	keys := sortedKeys(e.values)
 	for _, k := range keys {
+		if len(k) > maxPlaceholderBytes {
+			return nil, validation("ExpressionAttributeValues contains invalid key: The expression attribute map contains a key that is too long;")
+		}
 		if !isAttrValueKey(k) {
 			return nil, validation(`ExpressionAttributeValues contains invalid key: Syntax error; key: "%s"`, k)
 		}
