@@ -687,3 +687,63 @@ func TestUpdateItemStatementSize(t *testing.T) {
 		t.Fatalf("stored %d bytes, want %d", itemBytes(got), maxItem)
 	}
 }
+
+// TestExpressionPlaceholderLimits checks the limits on the expression
+// maps and on an expression's operators.
+func TestExpressionPlaceholderLimits(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	tbl := table("placeholders", "pk:S").create(s)
+	s.put(tbl, avmap{"pk": vS("a"), "x": vN("1")})
+	key := js{"pk": js{"S": "a"}}
+	name255, value255 := "#"+strings.Repeat("a", 254), ":"+strings.Repeat("v", 254)
+
+	// Placeholders of 255 bytes, prefix included, are the longest.
+	out, err := s.c.GetItem(bg, &dynamodb.GetItemInput{TableName: &tbl, Key: avmap{"pk": vS("a")}, ProjectionExpression: aws.String(name255),
+		ExpressionAttributeNames: map[string]string{name255: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameItem(t, out.Item, avmap{"x": vN("1")})
+	if _, err := s.c.Scan(bg, &dynamodb.ScanInput{TableName: &tbl, FilterExpression: aws.String("x = " + value255),
+		ExpressionAttributeValues: avmap{value255: vN("1")}}); err != nil {
+		t.Fatal(err)
+	}
+
+	s.rawErr("GetItem", js{"TableName": tbl, "Key": key, "ProjectionExpression": "#a", "ExpressionAttributeNames": js{name255 + "a": "x"}},
+		"ValidationException", "ExpressionAttributeNames contains invalid key: The expression attribute map contains a key that is too long; size of key: 256")
+	// Length is checked before syntax.
+	s.rawErr("GetItem", js{"TableName": tbl, "Key": key, "ProjectionExpression": "#a", "ExpressionAttributeNames": js{name255 + "a-x": "x"}},
+		"ValidationException", "ExpressionAttributeNames contains invalid key: The expression attribute map contains a key that is too long; size of key: 258")
+	s.rawErr("GetItem", js{"TableName": tbl, "Key": key, "ProjectionExpression": "#a", "ExpressionAttributeNames": js{"#a": ""}},
+		"ValidationException", "ExpressionAttributeNames contains invalid value: Empty attribute name for key #a")
+	s.rawErr("Scan", js{"TableName": tbl, "FilterExpression": "x = :v", "ExpressionAttributeValues": js{value255 + "v": js{"S": "x"}}},
+		"ValidationException", "ExpressionAttributeValues contains invalid key: The expression attribute map contains a key that is too long;")
+	s.rawErr("PutItem", js{"TableName": tbl, "Item": key, "ConditionExpression": "#a = :v", "ExpressionAttributeNames": js{"#a": ""}},
+		"ValidationException", "1 validation error detected: ExpressionAttributeNames contains invalid value: Empty attribute name for key #a")
+
+	// At most 300 operators, and 100 operands for IN.
+	cond := func(c string, vals avmap) error {
+		_, err := s.c.Scan(bg, &dynamodb.ScanInput{TableName: &tbl, FilterExpression: aws.String(c), ExpressionAttributeValues: vals})
+		return err
+	}
+	one := avmap{":v": vN("1")}
+	if err := cond("x = :v"+strings.Repeat(" OR x = :v", 149), one); err != nil {
+		t.Fatalf("300 operators: %v", err)
+	}
+	validationErr(t, cond("x = :v"+strings.Repeat(" OR x = :v", 150), one),
+		"Invalid FilterExpression: The expression contains too many operators; operator count: 301")
+	in := func(n int) (string, avmap) {
+		var refs []string
+		vals := avmap{}
+		for i := 0; i < n; i++ {
+			refs = append(refs, fmt.Sprint(":v", i))
+			vals[fmt.Sprint(":v", i)] = vN(fmt.Sprint(i))
+		}
+		return "x IN (" + strings.Join(refs, ", ") + ")", vals
+	}
+	if err := cond(in(100)); err != nil {
+		t.Fatalf("IN with 100 operands: %v", err)
+	}
+	validationErr(t, cond(in(101)), "Invalid FilterExpression: The IN operator is provided with too many operands; number of operands: 101")
+}
