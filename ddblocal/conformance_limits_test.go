@@ -747,3 +747,36 @@ func TestExpressionPlaceholderLimits(t *testing.T) {
 	}
 	validationErr(t, cond(in(101)), "Invalid FilterExpression: The IN operator is provided with too many operands; number of operands: 101")
 }
+
+// TestNumberSizeAtTheItemLimit measures numbers the way DynamoDB does, one
+// byte either side of the 400 KB gate: significant digits in base-100
+// pairs aligned on the decimal point, one byte more, one for a negative.
+func TestNumberSizeAtTheItemLimit(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	tbl := table("numsize", "pk:S").create(s)
+	// Sizes recorded against DynamoDB.
+	sizes := []struct {
+		n    string
+		size int
+	}{
+		{"0", 1}, {"1", 2}, {"12", 2}, {"123", 3}, {"1234", 3}, {"12345678901234567890123456789012345678", 20},
+		{"0042", 2}, {"100", 2}, {"1010", 3}, {"0.0000001", 2}, {"1E125", 2}, {"1E-100", 2}, {"1.5", 3}, {"1.2", 3},
+		{"1.200", 3}, {"1.234", 4}, {"3.14159", 5}, {"123456", 4}, {"100.5", 4}, {"0.15", 2}, {"-42", 3}, {"-0", 1},
+	}
+	for i, tc := range sizes {
+		pk := fmt.Sprintf("n%02d", i)
+		item := func(total int) avmap {
+			pad := total - len("pk") - len(pk) - len("n") - tc.size - len("p")
+			return avmap{"pk": vS(pk), "n": vN(tc.n), "p": vS(strings.Repeat("x", pad))}
+		}
+		if _, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: item(maxItem)}); err != nil {
+			t.Errorf("%s sized %d bytes: item at the limit refused: %v", tc.n, tc.size, err)
+			continue
+		}
+		_, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: item(maxItem + 1)})
+		if err == nil {
+			t.Errorf("%s sized %d bytes: item one byte over accepted", tc.n, tc.size)
+		}
+	}
+}
