@@ -1,0 +1,165 @@
+// Package pii encrypts personal data (document numbers, names, phones,
+// e-mails) on the client before it is stored, with the AWS Encryption SDK:
+// a raw AES keyring derived from the service's data key locally, an AWS
+// KMS keyring in production. Every message is bound to its owner (tenant
+// and partition key) through the encryption context, which is required on
+// decrypt and not stored in the message (ADR 0006).
+//
+// Callers see a narrow Sealer; which keyring sits behind it is decided once
+// at wiring time.
+package pii
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+
+	mpl "github.com/aws/aws-cryptographic-material-providers-library/releases/go/mpl/awscryptographymaterialproviderssmithygenerated"
+	mpltypes "github.com/aws/aws-cryptographic-material-providers-library/releases/go/mpl/awscryptographymaterialproviderssmithygeneratedtypes"
+	esdk "github.com/aws/aws-encryption-sdk/releases/go/encryption-sdk/awscryptographyencryptionsdksmithygenerated"
+	esdktypes "github.com/aws/aws-encryption-sdk/releases/go/encryption-sdk/awscryptographyencryptionsdksmithygeneratedtypes"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+)
+
+// Owner is whom a ciphertext belongs to; it becomes the encryption
+// context, so a ciphertext copied to another tenant or debtor won't open.
+// It holds no personal data.
+type Owner struct {
+	Tenant    string
+	Partition string
+}
+
+func (o Owner) context() map[string]string {
+	return map[string]string{"tenant": o.Tenant, "pk": o.Partition}
+}
+
+// Sealer encrypts and decrypts personal data bound to an owner.
+type Sealer interface {
+	Seal(ctx context.Context, plaintext []byte, owner Owner) ([]byte, error)
+	Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte, error)
+	// Keyring names the keyring in use ("raw-aes" or "aws-kms"), for logs.
+	Keyring() string
+}
+
+// Suite is the algorithm suite: AES-256-GCM with HKDF-SHA512 and key
+// commitment, without an ECDSA signature — the signature adds ~200 bytes to
+// every message and protects against a reader who can also encrypt, which
+// the engine's single trust domain doesn't have (ADR 0006).
+const Suite = mpltypes.ESDKAlgorithmSuiteIdAlgAes256GcmHkdfSha512CommitKey
+
+// ErrOpen means a ciphertext is corrupt, was bound to another owner or
+// was sealed under another key.
+var ErrOpen = errors.New("pii: cannot decrypt personal data")
+
+// ESDK is the Encryption SDK sealer.
+type ESDK struct {
+	client  *esdk.Client
+	cmm     mpltypes.ICryptographicMaterialsManager
+	keyring string
+}
+
+// LocalKeyInfo is the HKDF info that derives the personal-data wrapping
+// key from the data key; changing it orphans every stored profile.
+const LocalKeyInfo = "lastro/pii/raw-aes/v1"
+
+// DeriveKey derives the 32-byte raw AES wrapping key from the data key,
+// so the key that seals tenant secrets never wraps personal data itself.
+func DeriveKey(dataKey []byte) ([]byte, error) {
+	return hkdf.Key(sha256.New, dataKey, nil, LocalKeyInfo, 32)
+}
+
+// NewLocal returns a sealer with a raw AES-256-GCM keyring whose wrapping
+// key is derived from dataKey.
+func NewLocal(ctx context.Context, dataKey []byte) (*ESDK, error) {
+	if len(dataKey) < 32 {
+		return nil, fmt.Errorf("pii: data key must be at least 32 bytes")
+	}
+	wrapping, err := DeriveKey(dataKey)
+	if err != nil {
+		return nil, fmt.Errorf("pii: derive key: %w", err)
+	}
+	m, err := mpl.NewClient(mpltypes.MaterialProvidersConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("pii: material providers: %w", err)
+	}
+	kr, err := m.CreateRawAesKeyring(ctx, mpltypes.CreateRawAesKeyringInput{
+		KeyNamespace: "lastro", KeyName: "pii-v1", WrappingKey: wrapping,
+		WrappingAlg: mpltypes.AesWrappingAlgAlgAes256GcmIv12Tag16,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pii: raw AES keyring: %w", err)
+	}
+	return newESDK(ctx, m, kr, "raw-aes")
+}
+
+// NewKMS returns a sealer with an AWS KMS keyring on keyID: every message
+// gets a fresh data key from KMS, and KMS sees the encryption context
+// (tenant and partition key) in its audit trail.
+func NewKMS(ctx context.Context, keyID string, client *kms.Client) (*ESDK, error) {
+	m, err := mpl.NewClient(mpltypes.MaterialProvidersConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("pii: material providers: %w", err)
+	}
+	kr, err := m.CreateAwsKmsKeyring(ctx, mpltypes.CreateAwsKmsKeyringInput{KmsClient: client, KmsKeyId: keyID})
+	if err != nil {
+		return nil, fmt.Errorf("pii: KMS keyring: %w", err)
+	}
+	return newESDK(ctx, m, kr, "aws-kms")
+}
+
+func newESDK(ctx context.Context, m *mpl.Client, kr mpltypes.IKeyring, name string) (*ESDK, error) {
+	base, err := m.CreateDefaultCryptographicMaterialsManager(ctx, mpltypes.CreateDefaultCryptographicMaterialsManagerInput{Keyring: kr})
+	if err != nil {
+		return nil, fmt.Errorf("pii: materials manager: %w", err)
+	}
+	// The owner is required on decrypt and left out of the message: it is
+	// known from the item's key, and storing it would only add bytes.
+	cmm, err := m.CreateRequiredEncryptionContextCMM(ctx, mpltypes.CreateRequiredEncryptionContextCMMInput{
+		UnderlyingCMM: base, RequiredEncryptionContextKeys: []string{"tenant", "pk"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pii: required-context materials manager: %w", err)
+	}
+	policy := mpltypes.ESDKCommitmentPolicyRequireEncryptRequireDecrypt
+	c, err := esdk.NewClient(esdktypes.AwsEncryptionSdkConfig{CommitmentPolicy: &policy})
+	if err != nil {
+		return nil, fmt.Errorf("pii: encryption SDK: %w", err)
+	}
+	return &ESDK{client: c, cmm: cmm, keyring: name}, nil
+}
+
+// Keyring names the keyring.
+func (s *ESDK) Keyring() string { return s.keyring }
+
+// Seal encrypts plaintext for owner.
+func (s *ESDK) Seal(ctx context.Context, plaintext []byte, owner Owner) ([]byte, error) {
+	if owner.Tenant == "" || owner.Partition == "" {
+		return nil, errors.New("pii: seal needs an owner")
+	}
+	suite := Suite
+	out, err := s.client.Encrypt(ctx, esdktypes.EncryptInput{
+		Plaintext: plaintext, EncryptionContext: owner.context(), MaterialsManager: s.cmm, AlgorithmSuiteId: &suite,
+	})
+	if err != nil {
+		// The SDK's message never holds the plaintext; keep it anyway
+		// out of the error, which may be logged.
+		return nil, fmt.Errorf("pii: encrypt with %s keyring failed", s.keyring)
+	}
+	return out.Ciphertext, nil
+}
+
+// Open decrypts a ciphertext sealed for owner.
+func (s *ESDK) Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte, error) {
+	out, err := s.client.Decrypt(ctx, esdktypes.DecryptInput{
+		Ciphertext: ciphertext, EncryptionContext: owner.context(), MaterialsManager: s.cmm,
+	})
+	if err != nil {
+		return nil, ErrOpen
+	}
+	if out.AlgorithmSuiteId != Suite {
+		return nil, ErrOpen
+	}
+	return out.Plaintext, nil
+}
