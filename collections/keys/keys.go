@@ -57,6 +57,7 @@ var Registry = []Prefix{
 	{"CHG", SK, 0, "charge lookup item", nil},
 	{"STL", SK, 0, "settlement item", nil},
 	{"IDEM", SK, 0, "idempotency record", nil},
+	{"EV", SK, 0, "debtor-level audit event", []string{"ts", "eventId"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
 	{"IN", SK, 1, "instalment", []string{"seq"}},
@@ -207,6 +208,12 @@ func InstallmentsPrefix(contractID string) string { return join("CT", contractID
 // Event is the sort key of an audit event (seq 0 = contract level).
 func Event(contractID string, seq int, at time.Time, eventID string) string {
 	return join("CT", contractID, "EV", Seq(seq), Timestamp(at), eventID)
+}
+
+// DebtorEvent is the sort key of an audit event about the debtor itself
+// rather than one contract (registration, document reveal).
+func DebtorEvent(at time.Time, eventID string) string {
+	return join("EV", Timestamp(at), eventID)
 }
 
 // EventsPrefix selects the audit trail of one instalment (AP09).

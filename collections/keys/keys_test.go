@@ -49,6 +49,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Contract("C-2026-004512"), "contract contractId=C-2026-004512"},
 		{SK, Installment("C-1", 7), "contract contractId=C-1 / instalment seq=007"},
 		{SK, Event("C-1", 7, at, "e1"), "contract contractId=C-1 / audit event seq=007 ts=2026-08-10T12:30:00.005Z eventId=e1"},
+		{SK, DebtorEvent(at, "e2"), "debtor-level audit event ts=2026-08-10T12:30:00.005Z eventId=e2"},
 		{SK, Agreement("C-1", "a1"), "contract contractId=C-1 / agreement agreementId=a1"},
 		{SK, Promise("C-1", "p1"), "contract contractId=C-1 / payment promise promiseId=p1"},
 		{SK, Contact(at, "x1"), "contact attempt ts=2026-08-10T12:30:00.005Z attemptId=x1"},
