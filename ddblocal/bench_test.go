@@ -54,6 +54,12 @@ var benchStores = []benchStore{
 	}},
 }
 
+// writeStores adds an in-memory ddblocal to the write benchmarks, which
+// separates what durability (fsync) costs from what the request path costs.
+var writeStores = append(benchStores[:1:1], benchStore{"ddblocal-mem", func(tb testing.TB, dir string) string {
+	return ddbtest.Start(tb, ddblocal.Options{}).URL
+}}, benchStores[1])
+
 // benchClient returns an SDK client for endpoint whose connection pool
 // keeps a connection per writer, so the benchmarks measure requests
 // rather than TCP handshakes. Retries are off: every error is reported.
@@ -190,6 +196,7 @@ func BenchmarkQuery(b *testing.B) {
 					KeyConditionExpression: aws.String("pk = :p"),
 				}
 				sb.ResetTimer()
+				cpu := processCPU()
 				for range sb.N {
 					in.ExpressionAttributeValues = map[string]types.AttributeValue{
 						":p": &types.AttributeValueMemberS{Value: benchPartition(rand.IntN(parts))}}
@@ -204,9 +211,11 @@ func BenchmarkQuery(b *testing.B) {
 					}
 				}
 				sb.StopTimer()
+				cpu = processCPU() - cpu
 				q := benchPercentiles(lat)
 				sb.ReportMetric(benchMS(q.p50), "p50-ms")
 				sb.ReportMetric(benchMS(q.p99), "p99-ms")
+				sb.ReportMetric(benchMS(cpu)/float64(sb.N), "cpu-ms/op")
 				p50[n] = benchMS(q.p50)
 				if n == 100_000 && p50[10_000] > 0 {
 					sb.ReportMetric(p50[n]/p50[10_000], "p50-ratio")
@@ -220,7 +229,7 @@ func BenchmarkQuery(b *testing.B) {
 // on a persistent data directory (every acknowledged write is fsynced),
 // into a table with one GSI.
 func BenchmarkPutItem(b *testing.B) {
-	for _, st := range benchStores {
+	for _, st := range writeStores {
 		b.Run("store="+st.name, func(b *testing.B) {
 			c := benchClient(st.start(b, b.TempDir()))
 			createBenchTable(b, c, "puts", true)
@@ -240,7 +249,7 @@ func BenchmarkPutItem(b *testing.B) {
 // does) with 32 concurrent writers on a persistent data directory. Each
 // writer works on its own items, so no transaction conflicts.
 func BenchmarkTransactWriteItems(b *testing.B) {
-	for _, st := range benchStores {
+	for _, st := range writeStores {
 		b.Run("store="+st.name, func(b *testing.B) {
 			c := benchClient(st.start(b, b.TempDir()))
 			createBenchTable(b, c, "txns", true)
@@ -279,7 +288,8 @@ func BenchmarkTransactWriteItems(b *testing.B) {
 
 // runWriters runs b.N calls of op spread over benchWriters goroutines
 // (op gets the writer number and a per-writer sequence number) and reports
-// throughput and per-call latency percentiles.
+// throughput, per-call latency percentiles and the CPU time each call
+// costs the process (SDK client, HTTP and store together).
 func runWriters(b *testing.B, op func(w, i int) error) {
 	b.Helper()
 	var next atomic.Int64
@@ -287,7 +297,7 @@ func runWriters(b *testing.B, op func(w, i int) error) {
 	lats := make([][]time.Duration, benchWriters)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	for w := range benchWriters {
 		wg.Go(func() {
 			for i := 0; next.Add(1) <= int64(b.N) && failed.Load() == nil; i++ {
@@ -302,7 +312,7 @@ func runWriters(b *testing.B, op func(w, i int) error) {
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu
 	b.StopTimer()
 	if p := failed.Load(); p != nil {
 		b.Fatal(*p)
@@ -311,6 +321,7 @@ func runWriters(b *testing.B, op func(w, i int) error) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(benchMS(q.p50), "p50-ms")
 	b.ReportMetric(benchMS(q.p99), "p99-ms")
+	b.ReportMetric(benchMS(cpu)/float64(b.N), "cpu-ms/op")
 }
 
 type benchQuantiles struct{ p50, p99 time.Duration }
