@@ -1,0 +1,138 @@
+package policy
+
+import (
+	"regexp"
+	"slices"
+	"time"
+
+	"lastro/collections/errs"
+)
+
+// Agenda actions the engine schedules itself; a régua step may not use
+// these names.
+const (
+	DueCheck     = "DUE_CHECK"
+	PromiseCheck = "PROMISE_CHECK"
+	BucketMove   = "BUCKET_MOVE"
+	BureauNotice = "BUREAU_NOTICE"
+	BureauReport = "BUREAU_REPORT"
+)
+
+// Step is one step of the régua: an action on a day past due.
+type Step struct {
+	DaysPastDue int    `json:"daysPastDue" dynamodbav:"daysPastDue"`
+	Action      string `json:"action" dynamodbav:"action"`
+}
+
+// Window is a time-of-day range ("08:00"–"20:00") in the tenant's zone.
+type Window struct {
+	From string `json:"from" dynamodbav:"from"`
+	To   string `json:"to" dynamodbav:"to"`
+}
+
+// ContactWindow says when a debtor may be contacted; a nil day means no
+// contact at all that day. Holidays follow Sunday.
+type ContactWindow struct {
+	Weekdays *Window `json:"weekdays" dynamodbav:"weekdays"`
+	Saturday *Window `json:"saturday" dynamodbav:"saturday"`
+	Sunday   *Window `json:"sunday" dynamodbav:"sunday"`
+}
+
+// Dunning is one version of a tenant's dunning policy.
+type Dunning struct {
+	Version                  int           `json:"version"`
+	Name                     string        `json:"name"` // DP#v0002
+	Steps                    []Step        `json:"steps"`
+	ContactWindow            ContactWindow `json:"contactWindow"`
+	MaxDailyContacts         int           `json:"maxDailyContacts"`
+	BureauNoticeToReportDays int           `json:"bureauNoticeToReportDays"`
+	CreatedAt                string        `json:"createdAt,omitempty"`
+}
+
+// DefaultDunning is version 0: SMS on days 1 and 5, a call on day 15, an
+// agreement offer on day 45, the bureau notice on day 60 and the report on
+// day 75; contacts 08:00–20:00 on weekdays and 08:00–14:00 on Saturdays,
+// at most 3 a day.
+func DefaultDunning() *Dunning {
+	return &Dunning{Version: 0, Name: dunningName(0),
+		Steps:            []Step{{1, "SMS_D1"}, {5, "SMS_D5"}, {15, "CALL_D15"}, {45, "SMS_D45"}, {60, BureauNotice}, {75, BureauReport}},
+		ContactWindow:    ContactWindow{Weekdays: &Window{"08:00", "20:00"}, Saturday: &Window{"08:00", "14:00"}},
+		MaxDailyContacts: 3, BureauNoticeToReportDays: 15}
+}
+
+// DunningInput is the body of PUT /v1/policies/dunning.
+type DunningInput struct {
+	Steps                    []Step        `json:"steps"`
+	ContactWindow            ContactWindow `json:"contactWindow"`
+	MaxDailyContacts         int           `json:"maxDailyContacts"`
+	BureauNoticeToReportDays int           `json:"bureauNoticeToReportDays"`
+}
+
+var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
+
+func (w *Window) valid() bool {
+	if w == nil {
+		return true
+	}
+	from, err1 := time.Parse("15:04", w.From)
+	to, err2 := time.Parse("15:04", w.To)
+	return err1 == nil && err2 == nil && len(w.From) == 5 && len(w.To) == 5 && from.Before(to)
+}
+
+func (in DunningInput) validate() (*Dunning, error) {
+	if len(in.Steps) == 0 || len(in.Steps) > 50 {
+		return nil, errs.E(errs.Invalid, "invalid_steps", "steps must have 1-50 entries")
+	}
+	notice, report := -1, -1
+	for i, s := range in.Steps {
+		if s.DaysPastDue < 1 || s.DaysPastDue > 3650 {
+			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].daysPastDue must be 1-3650", i)
+		}
+		if i > 0 && s.DaysPastDue <= in.Steps[i-1].DaysPastDue {
+			return nil, errs.E(errs.Invalid, "invalid_steps", "steps must be in strictly increasing daysPastDue")
+		}
+		if !actionPattern.MatchString(s.Action) || slices.Contains([]string{DueCheck, PromiseCheck, BucketMove}, s.Action) {
+			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].action must be 1-32 of A-Z 0-9 _ and not an engine action", i)
+		}
+		switch s.Action {
+		case BureauNotice:
+			notice = s.DaysPastDue
+		case BureauReport:
+			report = s.DaysPastDue
+		}
+	}
+	w := in.ContactWindow
+	if w.Weekdays == nil || !w.Weekdays.valid() || !w.Saturday.valid() || !w.Sunday.valid() {
+		return nil, errs.E(errs.Invalid, "invalid_contact_window", "contactWindow needs weekdays (and optional saturday, sunday) as {from, to} in HH:MM, from before to")
+	}
+	if in.MaxDailyContacts < 1 || in.MaxDailyContacts > 10 {
+		return nil, errs.E(errs.Invalid, "invalid_max_daily_contacts", "maxDailyContacts must be 1-10")
+	}
+	if in.BureauNoticeToReportDays < 1 || in.BureauNoticeToReportDays > 365 {
+		return nil, errs.E(errs.Invalid, "invalid_bureau_notice_days", "bureauNoticeToReportDays must be 1-365")
+	}
+	if report >= 0 && (notice < 0 || report-notice < in.BureauNoticeToReportDays) {
+		return nil, errs.E(errs.Rule, "bureau_report_without_notice",
+			"a BUREAU_REPORT step needs a BUREAU_NOTICE step at least bureauNoticeToReportDays before it")
+	}
+	return &Dunning{Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
+		BureauNoticeToReportDays: in.BureauNoticeToReportDays}, nil
+}
+
+func (d *Dunning) sameRules(o *Dunning) bool {
+	eqw := func(a, b *Window) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return slices.Equal(d.Steps, o.Steps) && eqw(d.ContactWindow.Weekdays, o.ContactWindow.Weekdays) &&
+		eqw(d.ContactWindow.Saturday, o.ContactWindow.Saturday) && eqw(d.ContactWindow.Sunday, o.ContactWindow.Sunday) &&
+		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays
+}
+
+// NextStep is the first step on or after daysPastDue; ok is false when the
+// régua has no step left.
+func (d *Dunning) NextStep(daysPastDue int) (Step, bool) {
+	for _, s := range d.Steps {
+		if s.DaysPastDue >= daysPastDue {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
