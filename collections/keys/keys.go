@@ -10,6 +10,7 @@ package keys
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -147,6 +148,13 @@ func Parse(attr Attr, key string) (Parsed, error) {
 	}
 	return out, nil
 }
+
+var identifier = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ValidIdentifier reports whether a client-chosen identifier that goes into
+// a key (contractId, chargeId, settlementId) is 1-64 of A-Z a-z 0-9 - _ .
+// (SPEC section 6): never '#', never empty.
+func ValidIdentifier(s string) bool { return identifier.MatchString(s) }
 
 func join(parts ...string) string { return strings.Join(parts, Sep) }
 

@@ -105,3 +105,17 @@ func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
 		t.Error("contract C-1 prefix selects C-10")
 	}
 }
+
+func TestValidIdentifier(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"C-2026-004512", "a", "A.b_c-9", strings.Repeat("x", 64)} {
+		if !ValidIdentifier(ok) {
+			t.Errorf("%q refused", ok)
+		}
+	}
+	for _, bad := range []string{"", "C#1", "C 1", "C/1", "ç", strings.Repeat("x", 65), "C\n"} {
+		if ValidIdentifier(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
