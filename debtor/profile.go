@@ -1,0 +1,324 @@
+package debtor
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"lastro/collections/errs"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/collections/pii"
+	"lastro/tenant"
+)
+
+// profileItem is the PROFILE item: the only item holding personal data,
+// encrypted in pii; the document is in clear only masked.
+type profileItem struct {
+	PK             string `dynamodbav:"PK"`
+	SK             string `dynamodbav:"SK"`
+	Type           string `dynamodbav:"type"`
+	TenantID       string `dynamodbav:"tenantId"`
+	DebtorKey      string `dynamodbav:"debtorKey"`
+	DocumentType   string `dynamodbav:"documentType"`
+	MaskedDocument string `dynamodbav:"maskedDocument"`
+	PII            []byte `dynamodbav:"pii"`
+	HasPhone       bool   `dynamodbav:"hasPhone"`
+	HasEmail       bool   `dynamodbav:"hasEmail"`
+	KeyVersion     int    `dynamodbav:"keyVersion"`
+	GSI3PK         string `dynamodbav:"GSI3PK"`
+	Version        int    `dynamodbav:"version"`
+	CreatedAt      string `dynamodbav:"createdAt"`
+}
+
+// personal is the plaintext sealed into profileItem.PII.
+type personal struct {
+	Document string `json:"document"`
+	Name     string `json:"name"`
+	Phone    string `json:"phone,omitempty"`
+	Email    string `json:"email,omitempty"`
+}
+
+// RegisterInput is the body of POST /v1/debtors.
+type RegisterInput struct {
+	Document string `json:"document"`
+	Name     string `json:"name"`
+	Phone    string `json:"phone,omitempty"`
+	Email    string `json:"email,omitempty"`
+}
+
+// Registered is the answer of a registration.
+type Registered struct {
+	DebtorKey string `json:"debtorKey"`
+	Created   bool   `json:"created"`
+}
+
+// validate normalises the input. Messages never repeat the values.
+func (in RegisterInput) validate() (Document, personal, error) {
+	doc, err := ParseDocument(in.Document)
+	if err != nil {
+		return doc, personal{}, err
+	}
+	name := strings.Join(strings.Fields(in.Name), " ")
+	if name == "" || utf8.RuneCountInString(name) > 200 || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return doc, personal{}, errs.E(errs.Invalid, "invalid_name", "name must be 1-200 printable characters")
+	}
+	p := personal{Document: doc.Digits(), Name: name}
+	if in.Phone != "" {
+		if p.Phone, err = normalizePhone(in.Phone); err != nil {
+			return doc, personal{}, err
+		}
+	}
+	if in.Email != "" {
+		a, err := mail.ParseAddress(in.Email)
+		if err != nil || a.Address != in.Email || len(in.Email) > 254 {
+			return doc, personal{}, errs.E(errs.Invalid, "invalid_email", "email must be a plain address such as name@example.com")
+		}
+		p.Email = strings.ToLower(in.Email)
+	}
+	return doc, p, nil
+}
+
+// normalizePhone keeps an optional leading + and 10-15 digits.
+func normalizePhone(s string) (string, error) {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0:
+			b.WriteRune(r)
+		case strings.ContainsRune(" -().", r):
+		default:
+			return "", errs.E(errs.Invalid, "invalid_phone", "phone must be 10-15 digits, optionally with + and punctuation")
+		}
+	}
+	n := strings.TrimPrefix(b.String(), "+")
+	if len(n) < 10 || len(n) > 15 {
+		return "", errs.E(errs.Invalid, "invalid_phone", "phone must be 10-15 digits, optionally with + and punctuation")
+	}
+	return b.String(), nil
+}
+
+// debtorKey computes the document's key under the tenant's current secret.
+func (s *Service) debtorKey(t *tenant.Tenant, doc Document) (string, error) {
+	secret, ok := t.DebtorKeySecret(t.KeyVersion)
+	if !ok {
+		return "", fmt.Errorf("tenant %s has no debtor-key secret version %d", t.ID, t.KeyVersion)
+	}
+	return s.keyOf(secret, doc.Digits()), nil
+}
+
+var errCollision = errs.E(errs.Conflict, "debtor_key_collision",
+	"another debtor already holds the key this document maps to; nothing was merged")
+
+// sameDocument opens a stored profile and tells whether it belongs to doc.
+func (s *Service) sameDocument(ctx context.Context, t *tenant.Tenant, it kit.Item, doc Document) (bool, error) {
+	p, _, err := s.open(ctx, t, it)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare([]byte(p.Document), []byte(doc.Digits())) == 1, nil
+}
+
+func (s *Service) open(ctx context.Context, t *tenant.Tenant, it kit.Item) (personal, *profileItem, error) {
+	var rec profileItem
+	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+		return personal{}, nil, fmt.Errorf("decode profile: %w", err)
+	}
+	raw, err := s.sealer.Open(ctx, rec.PII, pii.Owner{Tenant: t.ID, Partition: rec.PK})
+	if err != nil {
+		return personal{}, nil, fmt.Errorf("open profile: %w", err)
+	}
+	var p personal
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return personal{}, nil, fmt.Errorf("decode profile data: %w", err)
+	}
+	return p, &rec, nil
+}
+
+// Register creates a debtor, or finds it: the same document always maps to
+// the same key (created false). A different document whose key is already
+// taken is a collision — 409, never a merge.
+func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInput, actor Actor) (*Registered, error) {
+	doc, p, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	ctx, _ = kit.Operation(ctx, "debtor.register")
+	dk, err := s.debtorKey(t, doc)
+	if err != nil {
+		return nil, err
+	}
+	pk := keys.Debtor(t.ID, dk)
+	plain, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.sealer.Seal(ctx, plain, pii.Owner{Tenant: t.ID, Partition: pk})
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	profile, err := marshal(profileItem{PK: pk, SK: keys.ProfileSK, Type: "PROFILE", TenantID: t.ID, DebtorKey: dk,
+		DocumentType: string(doc.Type), MaskedDocument: doc.Masked(), PII: sealed, HasPhone: p.Phone != "", HasEmail: p.Email != "",
+		KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
+	if err != nil {
+		return nil, err
+	}
+	id := newEventID()
+	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", EventID: id, EventType: EvDebtorRegistered,
+		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
+		Details: map[string]any{"documentType": string(doc.Type), "keyVersion": t.KeyVersion}})
+	if err != nil {
+		return nil, err
+	}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	for attempt := 0; ; attempt++ {
+		err = s.db(t).Transact(ctx, kit.PutAction(profile, &notExists), kit.PutAction(ev, &notExists))
+		if err == nil {
+			return &Registered{DebtorKey: dk, Created: true}, nil
+		}
+		var tc *kit.TxCanceled
+		if errors.As(err, &tc) && tc.Failed(0) {
+			existing := tc.Items[0]
+			if existing == nil {
+				if existing, err = s.db(t).Get(ctx, kit.Key{PK: pk, SK: keys.ProfileSK}, true); err != nil {
+					return nil, err
+				}
+			}
+			same, err := s.sameDocument(ctx, t, existing, doc)
+			if err != nil {
+				return nil, err
+			}
+			if !same {
+				return nil, errCollision
+			}
+			return &Registered{DebtorKey: dk, Created: false}, nil
+		}
+		if !errors.Is(err, kit.ErrConflict) || attempt == 2 {
+			return nil, fmt.Errorf("register debtor: %w", err)
+		}
+	}
+}
+
+// LookupInput is the body of POST /v1/debtors/lookup.
+type LookupInput struct {
+	Document string `json:"document"`
+}
+
+// Found is the answer of a lookup.
+type Found struct {
+	DebtorKey string `json:"debtorKey"`
+}
+
+var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not found")
+
+// Lookup computes a document's debtor key (no index) and confirms the
+// debtor exists and is that document: 404 when nobody is registered under
+// the key, 409 when someone else is.
+func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) (*Found, error) {
+	doc, err := ParseDocument(in.Document)
+	if err != nil {
+		return nil, err
+	}
+	ctx, _ = kit.Operation(ctx, "debtor.lookup")
+	dk, err := s.debtorKey(t, doc)
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.db(t).Get(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, true)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return nil, errDebtorNotFound
+	}
+	same, err := s.sameDocument(ctx, t, it, doc)
+	if err != nil {
+		return nil, err
+	}
+	if !same {
+		return nil, errCollision
+	}
+	return &Found{DebtorKey: dk}, nil
+}
+
+// RevealInput is the optional body of POST /v1/debtors/{dk}/reveal.
+type RevealInput struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// RevealReasons are the accepted reasons (codes, so no free text with
+// personal data reaches the audit trail).
+var RevealReasons = []string{"LEGAL_REQUEST", "DATA_SUBJECT_REQUEST", "OMBUDSMAN", "AUDIT", "FRAUD_INVESTIGATION"}
+
+// Revealed is the answer of a reveal: the only response with a document.
+type Revealed struct {
+	DebtorKey    string `json:"debtorKey"`
+	DocumentType string `json:"documentType"`
+	Document     string `json:"document"`
+	EventID      string `json:"eventId"`
+}
+
+// Reveal decrypts a debtor's document for compliance and records that it
+// did, with who asked and why, before answering.
+func (s *Service) Reveal(ctx context.Context, t *tenant.Tenant, dk string, in RevealInput, actor Actor) (*Revealed, error) {
+	if err := ValidKey(dk); err != nil {
+		return nil, err
+	}
+	reason := in.Reason
+	if reason == "" {
+		reason = "UNSPECIFIED"
+	} else if !contains(RevealReasons, reason) {
+		return nil, errs.E(errs.Invalid, "invalid_reason", "reason must be one of %s", strings.Join(RevealReasons, ", "))
+	}
+	ctx, _ = kit.Operation(ctx, "debtor.reveal")
+	pk := keys.Debtor(t.ID, dk)
+	it, err := s.db(t).Get(ctx, kit.Key{PK: pk, SK: keys.ProfileSK}, true)
+	if err != nil {
+		return nil, err
+	}
+	if it == nil {
+		return nil, errDebtorNotFound
+	}
+	p, rec, err := s.open(ctx, t, it)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := ParseDocument(p.Document)
+	if err != nil {
+		return nil, fmt.Errorf("stored document does not validate")
+	}
+	now := s.clock.Now()
+	id := newEventID()
+	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", EventID: id, EventType: EvDocumentRevealed,
+		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
+		Details: map[string]any{"reason": reason, "documentType": rec.DocumentType}})
+	if err != nil {
+		return nil, err
+	}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	if err := s.db(t).Put(ctx, ev, &notExists); err != nil {
+		return nil, fmt.Errorf("record reveal: %w", err)
+	}
+	return &Revealed{DebtorKey: dk, DocumentType: string(doc.Type), Document: doc.Formatted(), EventID: id}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
