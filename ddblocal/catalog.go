@@ -72,9 +72,12 @@ type tableDef struct {
 // table is a live table: its definition (replaced whole on change) and
 // counters kept in memory.
 type table struct {
-	def   atomic.Pointer[tableDef]
-	items atomic.Int64
-	bytes atomic.Int64
+	def atomic.Pointer[tableDef]
+	// dropped is set by DeleteTable under the commit lock: later commits
+	// to the table are refused, so none lands after its data is deleted.
+	dropped atomic.Bool
+	items   atomic.Int64
+	bytes   atomic.Int64
 	// per index ID
 	idxItems [maxIndexes]atomic.Int64
 	idxBytes [maxIndexes]atomic.Int64

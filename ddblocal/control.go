@@ -168,6 +168,12 @@ func (s *Store) deleteTable(ctx context.Context, body []byte) (any, error) {
 	}
 	delete(s.tables, d.Name)
 	s.mu.Unlock()
+	// Writers that looked the table up before may still be committing:
+	// those past this barrier are refused, those before it are covered by
+	// the DeleteRange below.
+	s.commit.Lock()
+	t.dropped.Store(true)
+	s.commit.Unlock()
 	desc := s.describeDef(t, d, descOpts{status: "DELETING", deleted: true})
 	lo, hi := tableSpan(d.ID)
 	b := s.db.NewBatch()

@@ -293,27 +293,42 @@ type counterDelta struct {
 // share fsyncs).
 func (s *Store) write(changes []*change) error {
 	b := s.db.NewBatch()
+	defer b.Close()
 	var deltas []counterDelta
 	for _, c := range changes {
 		s.stage(b, c, &deltas)
 	}
-	s.commit.Lock()
-	// Stream records join the same batch under the commit lock, so their
-	// sequence numbers follow commit order.
-	s.appendStreamRecords(b, changes)
-	var err error
-	if s.sync {
-		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
-	} else {
-		err = s.db.Apply(b, pebble.NoSync)
-	}
-	s.commit.Unlock()
-	if err == nil && s.sync {
-		err = b.SyncWait()
-	}
-	b.Close()
+	err := s.commitBatch(b, func() error {
+		for _, c := range changes {
+			if c.t.dropped.Load() {
+				return errResourceNotFound()
+			}
+		}
+		// The definitions were read before the commit lock: one changed
+		// since (an index added or deleted, a stream switched) must be
+		// honoured, or an index added meanwhile would miss this item (its
+		// backfill may already have listed the table) and a deleted one
+		// would keep an entry. Index and stream changes publish their
+		// definition under the commit lock (setDef).
+		stale := false
+		for _, c := range changes {
+			stale = stale || c.t.def.Load() != c.def
+		}
+		if stale {
+			b.Reset()
+			deltas = deltas[:0]
+			for _, c := range changes {
+				c.def = c.t.def.Load()
+				s.stage(b, c, &deltas)
+			}
+		}
+		// Stream records join the same batch under the commit lock, so
+		// their sequence numbers follow commit order.
+		s.appendStreamRecords(b, changes)
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("ddblocal: commit: %w", err)
+		return err
 	}
 	for _, dl := range deltas {
 		if dl.id == 0 {
@@ -325,6 +340,52 @@ func (s *Store) write(changes []*change) error {
 		}
 	}
 	return nil
+}
+
+// commitBatch applies b under the commit lock, after prepare (which runs
+// under it and may refuse the commit), and then waits outside the lock for
+// the WAL sync of a persistent store, so concurrent committers share
+// fsyncs.
+func (s *Store) commitBatch(b *pebble.Batch, prepare func() error) error {
+	if err := s.applyLocked(b, prepare); err != nil {
+		return err
+	}
+	if s.sync {
+		if err := b.SyncWait(); err != nil {
+			return fmt.Errorf("ddblocal: commit: %w", err)
+		}
+	}
+	return nil
+}
+
+// applyLocked runs prepare and applies b under the commit lock. The lock
+// is released even if either panics (Pebble panics on a closed store), as
+// the HTTP handler recovers panics and keeps serving.
+func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) error {
+	s.commit.Lock()
+	defer s.commit.Unlock()
+	if err := prepare(); err != nil {
+		return err
+	}
+	var err error
+	if s.sync {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+	} else {
+		err = s.db.Apply(b, pebble.NoSync)
+	}
+	if err != nil {
+		return fmt.Errorf("ddblocal: commit: %w", err)
+	}
+	return nil
+}
+
+// setDef publishes a new table definition. It takes the commit lock so
+// that every commit either precedes it (and is visible to whatever the
+// caller does next, e.g. a backfill listing the table) or sees it.
+func (s *Store) setDef(t *table, d *tableDef) {
+	s.commit.Lock()
+	t.def.Store(d)
+	s.commit.Unlock()
 }
 
 // lockTable serialises writers of the same item. Transactions that meet

@@ -230,7 +230,7 @@ func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	t.def.Store(u.d)
+	s.setDef(t, u.d)
 	s.mu.Unlock()
 
 	if u.dropped != nil {
@@ -780,7 +780,7 @@ func (s *Store) backfill(t *table, id uint16) error {
 	if err := s.persistDef(nd); err != nil {
 		return err
 	}
-	t.def.Store(nd)
+	s.setDef(t, nd)
 	return nil
 }
 
@@ -822,7 +822,15 @@ func (s *Store) backfillOne(t *table, id uint16, key []byte) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	b.Set(ek, av.AppendItemBinary(nil, proj), nil)
-	if err := b.Commit(s.writeOpts()); err != nil {
+	// The index (or its table) may have been deleted since d was read; an
+	// entry committed after their DeleteRange would stay for ever.
+	err = s.commitBatch(b, func() error {
+		if t.dropped.Load() || t.def.Load().indexByID(id) == nil {
+			return errIndexGone
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	t.idxItems[ix.ID].Add(1)
