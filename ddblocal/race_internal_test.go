@@ -213,4 +213,3 @@ func TestCommitLockReleasedOnPanic(t *testing.T) {
 	}
 	s.commit.Unlock()
 }
-
