@@ -186,7 +186,7 @@ const (
 	msgTxReadAndWrite = "ExecuteTransaction API does not support both read and write operations in the same request."
 )
 
-func (s *Store) executeTransaction(ctx context.Context, body []byte) (any, error) {
+func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, err error) {
 	var in executeTransactionInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -209,10 +209,11 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (any, error
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	if in.ClientRequestToken != nil {
-		if replay, err := s.tokens.check(*in.ClientRequestToken, body, s.now()); err != nil || replay != nil {
+	if tok := in.ClientRequestToken; tok != nil {
+		if replay, err := s.tokens.begin(*tok, body, s.now()); err != nil || replay != nil {
 			return replay, err
 		}
+		defer func() { s.tokens.finish(*tok, out, s.now()) }()
 	}
 	// Parameters are converted for the whole request first; their errors
 	// name no statement.
@@ -251,7 +252,6 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (any, error
 		return nil, validation(msgTxReadAndWrite)
 	}
 	var resp any
-	var err error
 	if reads > 0 {
 		resp, err = s.transactionReads(stmts, params, inStatement, in.ReturnConsumedCapacity)
 	} else {
@@ -259,9 +259,6 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (any, error
 	}
 	if err != nil {
 		return nil, err
-	}
-	if in.ClientRequestToken != nil {
-		s.tokens.remember(*in.ClientRequestToken, body, resp, s.now())
 	}
 	return resp, nil
 }

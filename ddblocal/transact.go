@@ -35,7 +35,7 @@ func (ti *transactWriteItem) actions() map[string]*transactOp {
 	return map[string]*transactOp{"ConditionCheck": ti.ConditionCheck, "Put": ti.Put, "Delete": ti.Delete, "Update": ti.Update}
 }
 
-func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error) {
+func (s *Store) transactWriteItems(ctx context.Context, body []byte) (out any, err error) {
 	var in transactWriteItemsInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -79,13 +79,11 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	if in.ClientRequestToken != nil {
-		if replay, err := s.tokens.check(*in.ClientRequestToken, body, s.now()); err != nil || replay != nil {
-			if err != nil {
-				return nil, err
-			}
-			return replay, nil
+	if tok := in.ClientRequestToken; tok != nil {
+		if replay, err := s.tokens.begin(*tok, body, s.now()); err != nil || replay != nil {
+			return replay, err
 		}
+		defer func() { s.tokens.finish(*tok, out, s.now()) }()
 	}
 	// First every action is validated on its own, before any table is
 	// looked up: a malformed expression on a later action wins over a
@@ -144,9 +142,6 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (any, error
 	resp, err := s.runTx(ops, in.ReturnConsumedCapacity)
 	if err != nil {
 		return nil, err
-	}
-	if in.ClientRequestToken != nil {
-		s.tokens.remember(*in.ClientRequestToken, body, resp, s.now())
 	}
 	return resp, nil
 }
@@ -460,43 +455,71 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 
 // tokenCache remembers ClientRequestTokens for ten minutes, as DynamoDB
 // does, so a retried TransactWriteItems is answered without re-applying.
+// A token is reserved while its transaction runs, so a retry sent before
+// the first attempt has finished cannot apply it a second time.
 type tokenCache struct {
-	mu sync.Mutex
-	m  map[string]tokenEntry
+	mu     sync.Mutex
+	m      map[string]tokenEntry
+	pruned time.Time
 }
 
 type tokenEntry struct {
-	hash [32]byte
-	resp any
-	at   time.Time
+	hash    [32]byte
+	resp    any
+	at      time.Time
+	running bool
 }
 
 const tokenTTL = 10 * time.Minute
 
-func (c *tokenCache) check(token string, body []byte, now time.Time) (any, error) {
+// begin looks a token up: it answers a finished transaction's response
+// to replay, or an error (another body, or the first attempt still
+// running); otherwise it reserves the token and the caller must call
+// finish.
+func (c *tokenCache) begin(token string, body []byte, now time.Time) (any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	hash := sha256.Sum256(body)
 	e, ok := c.m[token]
-	if !ok || now.Sub(e.at) > tokenTTL {
-		return nil, nil
+	if ok && (e.running || now.Sub(e.at) <= tokenTTL) {
+		if e.hash != hash {
+			return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
+				Message: "The request uses the same client token as a previous, but non-identical request."}
+		}
+		if e.running {
+			return nil, &apiError{Type: "TransactionInProgressException", Status: 400,
+				Message: "The transaction with the given request token is already in progress."}
+		}
+		return e.resp, nil
 	}
-	if e.hash != sha256.Sum256(body) {
-		return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
-			Message: "The request uses the same client token as a previous, but non-identical request."}
-	}
-	return e.resp, nil
-}
-
-func (c *tokenCache) remember(token string, body []byte, resp any, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]tokenEntry{}
 	}
+	c.m[token] = tokenEntry{hash: hash, at: now, running: true}
+	return nil, nil
+}
+
+// finish records the response of a transaction begun with token; a nil
+// response (the transaction failed) releases the token.
+func (c *tokenCache) finish(token string, resp any, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if resp == nil {
+		delete(c.m, token)
+		return
+	}
+	e := c.m[token]
+	e.resp, e.at, e.running = resp, now, false
+	c.m[token] = e
+	// Expired tokens go at most once a minute, so the sweep's cost stays
+	// proportional to the tokens it can drop.
+	if now.Sub(c.pruned) < time.Minute {
+		return
+	}
+	c.pruned = now
 	for k, e := range c.m {
-		if now.Sub(e.at) > tokenTTL {
+		if !e.running && now.Sub(e.at) > tokenTTL {
 			delete(c.m, k)
 		}
 	}
-	c.m[token] = tokenEntry{hash: sha256.Sum256(body), resp: resp, at: now}
 }
