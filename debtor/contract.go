@@ -266,7 +266,7 @@ func (s *Service) CreateContract(ctx context.Context, t *tenant.Tenant, dk strin
 	if err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "contract.create")
+	ctx = kit.Within(ctx, "contract.create")
 	dunning, err := s.policies.Dunning(ctx, t, t.DunningPolicy)
 	if err != nil {
 		return nil, err

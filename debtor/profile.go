@@ -154,7 +154,7 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	if err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.register")
+	ctx = kit.Within(ctx, "debtor.register")
 	dk, err := s.debtorKey(t, doc)
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) 
 	if err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.lookup")
+	ctx = kit.Within(ctx, "debtor.lookup")
 	dk, err := s.debtorKey(t, doc)
 	if err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func (s *Service) Reveal(ctx context.Context, t *tenant.Tenant, dk string, in Re
 	} else if !contains(RevealReasons, reason) {
 		return nil, errs.E(errs.Invalid, "invalid_reason", "reason must be one of %s", strings.Join(RevealReasons, ", "))
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.reveal")
+	ctx = kit.Within(ctx, "debtor.reveal")
 	pk := keys.Debtor(t.ID, dk)
 	it, err := s.db(t).Get(ctx, kit.Key{PK: pk, SK: keys.ProfileSK}, true)
 	if err != nil {

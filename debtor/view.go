@@ -167,7 +167,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 	if err := ValidKey(dk); err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.view360")
+	ctx = kit.Within(ctx, "debtor.view360")
 	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Debtor(t.ID, dk), Descending: true, Limit: limit}, cursor)
 	if err != nil {
 		return nil, err
@@ -310,7 +310,7 @@ func (s *Service) Installments(ctx context.Context, t *tenant.Tenant, dk, contra
 	if err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.installments")
+	ctx = kit.Within(ctx, "debtor.installments")
 	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Debtor(t.ID, dk), Sort: kit.BeginsWith(keys.InstallmentsPrefix(contractID)), Limit: limit}, cursor)
 	if err != nil {
 		return nil, err
@@ -357,7 +357,7 @@ func (s *Service) Events(ctx context.Context, t *tenant.Tenant, dk, contractID, 
 	if err != nil || seq < 0 || seq > MaxInstallments || len(seqParam) > 3 {
 		return nil, errs.E(errs.Invalid, "invalid_seq", "seq must be 0-%d (0: the contract itself)", MaxInstallments)
 	}
-	ctx, _ = kit.Operation(ctx, "debtor.events")
+	ctx = kit.Within(ctx, "debtor.events")
 	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Debtor(t.ID, dk), Sort: kit.BeginsWith(keys.EventsPrefix(contractID, seq)), Limit: limit}, cursor)
 	if err != nil {
 		return nil, err

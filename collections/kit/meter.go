@@ -87,6 +87,20 @@ func Operation(ctx context.Context, name string) (context.Context, *Usage) {
 	return context.WithValue(ctx, usageKey{}, u), u
 }
 
+// Current returns the business operation ctx is measuring, or nil. A
+// service that names its operation only when none is running lets a caller
+// (a test, a composite operation) measure the whole of it.
+func Current(ctx context.Context) *Usage { return usageFrom(ctx) }
+
+// Within starts operation name unless ctx already measures one.
+func Within(ctx context.Context, name string) context.Context {
+	if usageFrom(ctx) != nil {
+		return ctx
+	}
+	ctx, _ = Operation(ctx, name)
+	return ctx
+}
+
 func usageFrom(ctx context.Context) *Usage {
 	u, _ := ctx.Value(usageKey{}).(*Usage)
 	return u
