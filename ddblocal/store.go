@@ -89,6 +89,10 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.resumeBackfills(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.startServices(); err != nil {
 		db.Close()
 		return nil, err

@@ -772,7 +772,9 @@ func (s *Store) backfill(t *table, id uint16) error {
 	defer s.mu.Unlock()
 	cur := t.def.Load()
 	ix := cur.indexByID(id)
-	if ix == nil || !ix.Backfilling {
+	// A table deleted meanwhile must not be written back to the catalog
+	// (over a new table of the same name, perhaps).
+	if ix == nil || !ix.Backfilling || s.tables[cur.Name] != t {
 		return nil
 	}
 	nd := cloneDef(cur)
@@ -785,6 +787,23 @@ func (s *Store) backfill(t *table, id uint16) error {
 }
 
 var errIndexGone = errors.New("ddblocal: index deleted during backfill")
+
+// resumeBackfills completes the backfills a crash interrupted: such an
+// index is persisted as backfilling with only some of its entries, and
+// nothing else would ever finish it. Open calls it before serving.
+func (s *Store) resumeBackfills() error {
+	for _, t := range s.tables {
+		for _, ix := range t.def.Load().Indexes {
+			if !ix.Backfilling {
+				continue
+			}
+			if err := s.backfill(t, ix.ID); err != nil {
+				return fmt.Errorf("ddblocal: resume backfill of index %s: %w", ix.Name, err)
+			}
+		}
+	}
+	return nil
+}
 
 func (d *tableDef) indexByID(id uint16) *indexDef {
 	for _, ix := range d.Indexes {
