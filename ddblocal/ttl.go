@@ -62,6 +62,10 @@ func (s *Store) updateTimeToLive(ctx context.Context, body []byte) (any, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := t.def.Load()
+	if s.tables[old.Name] != t {
+		// Deleted since the lookup: persisting old would bring it back.
+		return nil, notFound("Requested resource not found: Table: " + *in.TableName + " not found")
+	}
 	switch {
 	case enable && old.TTLEnabled && old.TTLAttribute == name:
 		return nil, validation("TimeToLive is already enabled")
