@@ -17,15 +17,19 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/labstack/echo/v4"
 
 	"lastro/collections/clock"
 	"lastro/collections/idem"
 	"lastro/collections/kit"
+	"lastro/collections/pii"
 	"lastro/collections/secret"
 	"lastro/collections/table"
 	"lastro/collections/web"
 	"lastro/ddblocal"
+	"lastro/debtor"
+	"lastro/policy"
 	"lastro/tenant"
 )
 
@@ -35,6 +39,7 @@ type engine struct {
 	log        *slog.Logger
 	clock      clock.Clock
 	store      *ddblocal.Store // the embedded store, when no endpoint is set
+	storeURL   string          // its endpoint (DynamoDB and DynamoDB Streams APIs)
 	stopStore  context.CancelFunc
 	storeDone  chan error
 	db         *dynamodb.Client
@@ -42,6 +47,9 @@ type engine struct {
 	web        *web.Server
 	tenants    *tenant.Service
 	idem       *idem.Store
+	policies   *policy.Service
+	debtors    *debtor.Service
+	sealer     pii.Sealer
 	adminToken string
 }
 
@@ -105,6 +113,12 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 	e.kit = kit.New(e.db, cfg.Table)
 	e.tenants = tenant.NewService(e.kit, box, e.clock, cfg.Shards)
 	e.idem = idem.New(e.kit, e.clock)
+	if e.sealer, err = newSealer(ctx, cfg, key); err != nil {
+		return nil, err
+	}
+	log.Info("personal data encryption", "keyring", e.sealer.Keyring())
+	e.policies = policy.NewService(e.kit, e.tenants, e.clock)
+	e.debtors = debtor.NewService(debtor.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Sealer: e.sealer, Clock: e.clock, Idem: e.idem})
 	e.web = web.New(web.Options{Logger: log, Title: "Lastro collections engine"})
 	e.web.Echo.Use(e.tenants.Authenticator(e.adminToken))
 	e.routes()
@@ -132,6 +146,7 @@ func (e *engine) startEmbedded(dir string) (string, error) {
 	e.storeDone = make(chan error, 1)
 	go func() { e.storeDone <- st.Serve(ctx, ln) }()
 	endpoint := "http://" + ln.Addr().String()
+	e.storeURL = endpoint
 	e.log.Info("no DynamoDB endpoint configured: using the embedded store", "data", where, "endpoint", endpoint)
 	return endpoint, nil
 }
@@ -168,6 +183,21 @@ func (e *engine) routes() {
 	})
 	e.web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
 	e.tenants.Routes(e.web)
+	e.policies.Routes(e.web)
+	e.debtors.Routes(e.web)
+}
+
+// newSealer encrypts personal data with KMS when LASTRO_KMS_KEY_ID is set,
+// else with a raw AES keyring derived from the data key (ADR 0006).
+func newSealer(ctx context.Context, cfg config, dataKey []byte) (pii.Sealer, error) {
+	if cfg.KMSKeyID == "" {
+		return pii.NewLocal(ctx, dataKey)
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration for KMS: %w", err)
+	}
+	return pii.NewKMS(ctx, cfg.KMSKeyID, kms.NewFromConfig(awsCfg))
 }
 
 func (e *engine) ready(c echo.Context) error {
