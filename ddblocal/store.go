@@ -52,6 +52,9 @@ type Store struct {
 	streams streamState // guarded by commit where noted
 	bg      background  // TTL sweeper and stream trimmer
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu     sync.RWMutex // guards tables and nextID
 	tables map[string]*table
 	nextID uint32
@@ -101,9 +104,14 @@ func Open(opts Options) (*Store, error) {
 }
 
 // Close stops the background services, flushes and closes the store.
+// Later calls return the first call's result (Pebble panics on a second
+// close).
 func (s *Store) Close() error {
-	s.stopServices()
-	return s.db.Close()
+	s.closeOnce.Do(func() {
+		s.stopServices()
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
 }
 
 type quietLogger struct{ l *slog.Logger }
