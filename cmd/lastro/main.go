@@ -27,6 +27,8 @@ commands:
                create or describe the table; definition prints CloudFormation JSON
   inspect PK   print a partition with every key decoded by the prefix registry
   ddb serve    run the embedded DynamoDB-compatible store standalone
+  demo seed --tenant ID --debtors N [--seed S]
+               build a synthetic portfolio through the services (progress on stderr; resumable)
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown ddb command")
 		}
 		return ddbServe(ctx, args[2:], stderr)
+	case "demo":
+		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
