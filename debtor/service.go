@@ -43,7 +43,7 @@ type Deps struct {
 // NewService returns the debtor service.
 func NewService(d Deps) *Service {
 	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, sealer: d.Sealer, clock: d.Clock, idem: d.Idem,
-		keyOf: Key, calendarOf: func(*tenant.Tenant) *calendar.Calendar { return calendar.National }}
+		keyOf: Key, calendarOf: (*tenant.Tenant).Calendar}
 }
 
 // Actor is who asked for a change, as audit events record it: a role and a

@@ -457,3 +457,36 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		t.Fatalf("paginated 360 saw %d items, want %d", seen, want)
 	}
 }
+
+func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "t-a")
+	a := f.tenant(t, "t-a")
+	dk := f.register(t, a, "52998224725")
+	in := func(id string) ContractInput {
+		return ContractInput{ContractID: id, ProductCode: "P", Installments: []InstallmentInput{{Seq: 1, DueDate: "2026-10-09", PrincipalCents: Cents(100), InterestCents: Cents(0)}}}
+	}
+	// Friday Oct 9 is payable that day; Monday Oct 12 is a national holiday.
+	out, err := f.s.CreateContract(bg, a, dk, in("C-1"), actor)
+	if err != nil || *out.NextActionDate != "2026-10-13" {
+		t.Fatalf("national calendar: %v %+v", err, out)
+	}
+	if _, err := f.tenants.SetHolidays(bg, a, tenant.HolidaysInput{Dates: []string{"2026-10-09", "2026-10-09", "2027-01-25"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.tenants.SetHolidays(bg, a, tenant.HolidaysInput{Dates: []string{"2026-02-30"}}); code(err) != "invalid_date" {
+		t.Fatalf("bad date: %v", err)
+	}
+	if _, err := f.tenants.SetHolidays(bg, a, tenant.HolidaysInput{}); code(err) != "tenant_changed" {
+		t.Fatalf("stale tenant version: %v", err)
+	}
+	a = f.tenant(t, "t-a")
+	if len(a.Holidays) != 2 || !a.Calendar().IsHoliday(calendar.MustParse("2026-10-09")) {
+		t.Fatalf("holidays: %v", a.Holidays)
+	}
+	// With the tenant's holiday on Friday, it is payable on Tuesday 13.
+	out, err = f.s.CreateContract(bg, a, dk, in("C-2"), actor)
+	if err != nil || *out.NextActionDate != "2026-10-14" {
+		t.Fatalf("tenant calendar: %v %+v", err, out)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
@@ -47,7 +48,18 @@ type Tenant struct {
 	DunningPolicy int // current dunning policy version (0: none yet)
 	Version       int
 	CreatedAt     time.Time
+	Holidays      []string // the tenant's extra non-business days (ISO dates), beyond the national ones
+	calendar      *calendar.Calendar
 	secrets       secrets
+}
+
+// Calendar is the tenant's business calendar: national bank holidays plus
+// its own extra days.
+func (t *Tenant) Calendar() *calendar.Calendar {
+	if t.calendar == nil {
+		return calendar.National
+	}
+	return t.calendar
 }
 
 // secrets are sealed together in the TENANT item.
@@ -74,19 +86,20 @@ func (t *Tenant) Today(now time.Time) string { return now.In(t.Location).Format(
 
 // record is the TENANT item.
 type record struct {
-	PK            string `dynamodbav:"PK"`
-	SK            string `dynamodbav:"SK"`
-	Type          string `dynamodbav:"type"`
-	TenantID      string `dynamodbav:"tenantId"`
-	Name          string `dynamodbav:"name"`
-	TimeZone      string `dynamodbav:"timezone"`
-	Shards        int    `dynamodbav:"shards"`
-	KeyVersion    int    `dynamodbav:"keyVersion"`
-	ChargesPolicy int    `dynamodbav:"chargesPolicy"`
-	DunningPolicy int    `dynamodbav:"dunningPolicy"`
-	Secrets       []byte `dynamodbav:"secrets"`
-	Version       int    `dynamodbav:"version"`
-	CreatedAt     string `dynamodbav:"createdAt"`
+	PK            string   `dynamodbav:"PK"`
+	SK            string   `dynamodbav:"SK"`
+	Type          string   `dynamodbav:"type"`
+	TenantID      string   `dynamodbav:"tenantId"`
+	Name          string   `dynamodbav:"name"`
+	TimeZone      string   `dynamodbav:"timezone"`
+	Shards        int      `dynamodbav:"shards"`
+	KeyVersion    int      `dynamodbav:"keyVersion"`
+	ChargesPolicy int      `dynamodbav:"chargesPolicy"`
+	DunningPolicy int      `dynamodbav:"dunningPolicy"`
+	Secrets       []byte   `dynamodbav:"secrets"`
+	Version       int      `dynamodbav:"version"`
+	CreatedAt     string   `dynamodbav:"createdAt"`
+	Holidays      []string `dynamodbav:"holidays,omitempty"`
 }
 
 type apiKeyRecord struct {
@@ -280,7 +293,16 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
 	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
 		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
-		Version: rec.Version, CreatedAt: created, secrets: sec}
+		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, secrets: sec}
+	if len(rec.Holidays) > 0 {
+		var extra []calendar.Date
+		for _, h := range rec.Holidays {
+			if d, err := calendar.Parse(h); err == nil {
+				extra = append(extra, d)
+			}
+		}
+		t.calendar = calendar.New(extra...)
+	}
 	s.mu.Lock()
 	s.cache[id] = cached{t: t, at: time.Now()}
 	s.mu.Unlock()

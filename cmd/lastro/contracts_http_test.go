@@ -104,6 +104,17 @@ func TestContractsAndPoliciesOverHTTP(t *testing.T) {
 			t.Errorf("%s signed under %s, shows %s", c["contractId"], want, c["chargesPolicy"])
 		}
 	}
+	status, out = te.do(t, "PUT", "/v1/tenant/holidays", sup, `{"dates":["2027-01-25","2026-11-20"]}`)
+	if status != 200 || len(out["dates"].([]any)) != 2 {
+		t.Fatalf("holidays: %d %v", status, out)
+	}
+	status, out = te.do(t, "GET", "/v1/tenant/holidays?year=2027", op, "")
+	if status != 200 || len(out["national"].([]any)) != 13 || len(out["tenant"].([]any)) != 1 {
+		t.Fatalf("holidays 2027: %d %v", status, out)
+	}
+	if status, out = te.do(t, "PUT", "/v1/tenant/holidays", op, `{"dates":[]}`); status != 403 {
+		t.Fatalf("operator sets holidays: %d %v", status, out)
+	}
 	status, out = te.do(t, "GET", "/v1/policies/charges?version=0", comp, "")
 	if status != 200 || out["finePercent"] != "2.00" || out["name"] != "CP#v0000" {
 		t.Fatalf("default charges: %d %v", status, out)

@@ -183,6 +183,7 @@ func (e *engine) routes() {
 	})
 	e.web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
 	e.tenants.Routes(e.web)
+	e.tenants.HolidayRoutes(e.web)
 	e.policies.Routes(e.web)
 	e.debtors.Routes(e.web)
 }
