@@ -34,7 +34,7 @@ type fixture struct {
 	clock    *clock.Manual
 }
 
-func newFixture(t *testing.T, tenantIDs ...string) *fixture {
+func newFixture(t testing.TB, tenantIDs ...string) *fixture {
 	t.Helper()
 	db := ddbtest.New(t)
 	if _, err := table.Ensure(bg, db, "lastro"); err != nil {
@@ -58,7 +58,7 @@ func newFixture(t *testing.T, tenantIDs ...string) *fixture {
 	return &fixture{s: NewService(Deps{Kit: k, Tenants: tenants, Policies: pol, Sealer: sealer, Clock: c}), kit: k, tenants: tenants, policies: pol, clock: c}
 }
 
-func (f *fixture) tenant(t *testing.T, id string) *tenant.Tenant {
+func (f *fixture) tenant(t testing.TB, id string) *tenant.Tenant {
 	t.Helper()
 	f.tenants.Invalidate(id)
 	tn, err := f.tenants.Get(bg, id)
@@ -98,7 +98,7 @@ func monthly(first string, n int, principal, interest int64) []InstallmentInput 
 	return out
 }
 
-func (f *fixture) register(t *testing.T, tn *tenant.Tenant, doc string) string {
+func (f *fixture) register(t testing.TB, tn *tenant.Tenant, doc string) string {
 	t.Helper()
 	r, err := f.s.Register(bg, tn, RegisterInput{Document: doc, Name: "Pessoa Sintética", Phone: "+55 11 90000-0001", Email: "p@example.test"}, actor)
 	if err != nil {
@@ -355,7 +355,7 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 
 // putContacts writes contact attempts as the contact gateway will (its
 // issue owns the writer); the 360 must carry them.
-func putContacts(t *testing.T, f *fixture, tn *tenant.Tenant, dk string, n int) {
+func putContacts(t testing.TB, f *fixture, tn *tenant.Tenant, dk string, n int) {
 	t.Helper()
 	db := f.kit.Tenant(tn.ID, tn.CursorKey())
 	for i := range n {
