@@ -374,7 +374,6 @@ func crashTransfer(c *dynamodb.Client, id string, seq, from, to, amt int) error 
 // crashCheckPuts compares the put writers' items with what they were told, and
 // folds the outcome into all (the state known across cycles).
 func crashCheckPuts(t *testing.T, items map[string]map[string]types.AttributeValue, all map[string]crashState, pws []*crashPutWriter) {
-	t.Helper()
 	for k, want := range all { // written in earlier cycles, untouched since
 		if got := crashStateOf(items[k]); got != want {
 			t.Errorf("item %s from an earlier cycle is %+v, want %+v", k, got, want)
@@ -411,7 +410,6 @@ func crashCheckPuts(t *testing.T, items map[string]map[string]types.AttributeVal
 // ones are not, and that the balances are exactly the starting balances
 // plus the recorded moves: a half-applied transaction breaks the equality.
 func crashCheckTransfers(t *testing.T, items map[string]map[string]types.AttributeValue, all, cycle map[string]crashXferResult) {
-	t.Helper()
 	applied := 0
 	for id, r := range cycle {
 		present := items[id] != nil
@@ -459,7 +457,6 @@ func crashCheckTransfers(t *testing.T, items map[string]map[string]types.Attribu
 // crashCheckIndex checks that the GSI holds exactly the base items that have
 // both of its key attributes, with the same attributes (projection ALL).
 func crashCheckIndex(t *testing.T, c *dynamodb.Client, items map[string]map[string]types.AttributeValue) {
-	t.Helper()
 	want := map[string]string{}
 	for k, it := range items {
 		_, okO := it["owner"].(*types.AttributeValueMemberS)
