@@ -306,7 +306,7 @@ func (s *Service) CreateContract(ctx context.Context, t *tenant.Tenant, dk strin
 	}
 	seq0 := 0
 	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.Event(v.id, 0, now, id), Type: "EVENT", EventID: id, EventType: EvContractCreated,
+	ev, err := marshal(eventItem{PK: pk, SK: keys.Event(v.id, 0, now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvContractCreated,
 		ContractID: v.id, Seq: &seq0, At: ts, ActorRole: actor.Role, RequestID: actor.RequestID,
 		Details: map[string]any{"productCode": v.product, "installments": len(v.insts), "outstandingCents": outstanding,
 			"status": st.Status, "statusReason": st.StatusReason, "bucket": st.Bucket, "oldestOverdueDueDate": st.OldestOverdue.String(),

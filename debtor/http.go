@@ -14,6 +14,11 @@ func (s *Service) Routes(srv *web.Server) {
 	op := []web.Role{web.Operator}
 	comp := []web.Role{web.Compliance}
 	list := []string{"limit", "cursor"}
+	// Idempotency-Key is honoured where a retry could create a second
+	// thing: contracts. Registration is idempotent by construction (same
+	// document, same key, 200) and takes no key, so no idempotency record
+	// keeps a hash of a body full of personal data; reveal takes none so
+	// the decrypted document is never stored as a replayable response.
 	var idem []echo.MiddlewareFunc
 	if s.idem != nil {
 		idem = append(idem, s.idem.Middleware())

@@ -176,7 +176,7 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 		return nil, err
 	}
 	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", EventID: id, EventType: EvDebtorRegistered,
+	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDebtorRegistered,
 		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
 		Details: map[string]any{"documentType": string(doc.Type), "keyVersion": t.KeyVersion}})
 	if err != nil {
@@ -301,7 +301,7 @@ func (s *Service) Reveal(ctx context.Context, t *tenant.Tenant, dk string, in Re
 	}
 	now := s.clock.Now()
 	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", EventID: id, EventType: EvDocumentRevealed,
+	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDocumentRevealed,
 		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
 		Details: map[string]any{"reason": reason, "documentType": rec.DocumentType}})
 	if err != nil {

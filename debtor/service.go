@@ -77,6 +77,7 @@ type eventItem struct {
 	ActorRole  string         `dynamodbav:"actorRole"`
 	RequestID  string         `dynamodbav:"requestId,omitempty"`
 	Details    map[string]any `dynamodbav:"details,omitempty"`
+	Version    int            `dynamodbav:"version"` // always 1: events are never updated
 }
 
 func newEventID() string { return uuid.NewString() }
