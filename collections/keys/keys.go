@@ -46,6 +46,7 @@ var Registry = []Prefix{
 	{"CHG", PK, 1, "charge lookup (Pix txid / boleto number)", []string{"chargeId"}},
 	{"STL", PK, 1, "settlement (idempotency record)", []string{"settlementId"}},
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
+	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
 
 	{"TENANT", SK, 0, "tenant item", nil},
 	{"CP", SK, 0, "charges policy version", []string{"version"}},
@@ -59,7 +60,9 @@ var Registry = []Prefix{
 	{"STL", SK, 0, "settlement item", nil},
 	{"IDEM", SK, 0, "idempotency record", nil},
 	{"EV", SK, 0, "debtor-level audit event", []string{"ts", "eventId"}},
+	{"UNM", SK, 0, "unmatched settlement (suspense entry)", []string{"ts", "settlementId"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
+	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
 	{"IN", SK, 1, "instalment", []string{"seq"}},
 	{"PROMISE", SK, 1, "payment promise", []string{"promiseId"}},
@@ -180,6 +183,19 @@ func Charge(t, chargeID string) string { return join("T", t, "CHG", chargeID) }
 // Settlement is the partition of a settlement record.
 func Settlement(t, settlementID string) string { return join("T", t, "STL", settlementID) }
 
+// Suspense is the partition listing a tenant's unmatched settlements
+// (ADR 0008): one keyed Query answers the reconciliation list, no Scan.
+func Suspense(t string) string { return join("T", t, "SUSPENSE") }
+
+// Unmatched is the sort key of an unmatched settlement in the suspense
+// partition, ordered by the instant it was received.
+func Unmatched(receivedAt time.Time, settlementID string) string {
+	return join("UNM", Timestamp(receivedAt), settlementID)
+}
+
+// UnmatchedPrefix selects the suspense entries.
+const UnmatchedPrefix = "UNM" + Sep
+
 // Idempotency is the partition of an Idempotency-Key record.
 func Idempotency(t, keyHash string) string { return join("T", t, "IDEM", keyHash) }
 
@@ -227,6 +243,21 @@ func DebtorEvent(at time.Time, eventID string) string {
 // EventsPrefix selects the audit trail of one instalment (AP09).
 func EventsPrefix(contractID string, seq int) string {
 	return join("CT", contractID, "EV", Seq(seq)) + Sep
+}
+
+// ContractCharge is the sort key of a charge issued for a contract, in the
+// debtor's collection (its lookup is Charge).
+func ContractCharge(contractID, chargeID string) string {
+	return join("CT", contractID, "CHG", chargeID)
+}
+
+// ContractRange bounds, inclusively, the contract header and every child
+// of it that sorts before and with its instalments (agreements, charges,
+// events, instalments): the settlement reads a contract with one Query
+// between them. Identifiers never contain '#' and every character they
+// may hold sorts after it, so no other contract falls inside.
+func ContractRange(contractID string) (lo, hi string) {
+	return Contract(contractID), InstallmentsPrefix(contractID) + "~"
 }
 
 // Agreement is the sort key of an agreement.

@@ -38,6 +38,9 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{PK, Charge("t042", "E123"), "tenant tenantId=t042 / charge lookup (Pix txid / boleto number) chargeId=E123"},
 		{PK, Settlement("t042", "s-1"), "tenant tenantId=t042 / settlement (idempotency record) settlementId=s-1"},
 		{PK, Idempotency("t042", "ab12"), "tenant tenantId=t042 / idempotency key record keyHash=ab12"},
+		{PK, Suspense("t042"), "tenant tenantId=t042 / unmatched settlements awaiting reconciliation"},
+		{SK, Unmatched(at, "s-1"), "unmatched settlement (suspense entry) ts=2026-08-10T12:30:00.005Z settlementId=s-1"},
+		{SK, ContractCharge("C-1", "E123abc"), "contract contractId=C-1 / charge (Pix txid / boleto number) chargeId=E123abc"},
 		{SK, TenantSK, "tenant item"},
 		{SK, ProfileSK, "debtor profile"},
 		{SK, ChargeSK, "charge lookup item"},
@@ -103,6 +106,19 @@ func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
 	}
 	if strings.HasPrefix(Installment("C-10", 1), InstallmentsPrefix("C-1")) {
 		t.Error("contract C-1 prefix selects C-10")
+	}
+	lo, hi := ContractRange("C-1")
+	inside := func(k string) bool { return k >= lo && k <= hi }
+	for _, k := range []string{Contract("C-1"), Installment("C-1", 999), Installment("C-1", 1), ev, ContractCharge("C-1", "x"), Agreement("C-1", "a")} {
+		if !inside(k) {
+			t.Errorf("ContractRange(C-1) misses %q", k)
+		}
+	}
+	for _, k := range []string{Contract("C-10"), Installment("C-10", 1), Contract("C-1-2"), Contract("C-1.2"), Contract("C-1_2"),
+		Promise("C-1", "p"), Contract("C-0"), ProfileSK, Contact(at, "x")} {
+		if inside(k) {
+			t.Errorf("ContractRange(C-1) selects %q", k)
+		}
 	}
 }
 
