@@ -1,0 +1,11 @@
+// Package settlement applies payment notifications exactly once (AP06,
+// AP07; SPEC sections 5 and 6; seed 001 section 4). The provider's signed
+// webhook names a charge; the charge is found by a strongly consistent
+// GetItem on its lookup, never through an index; the contract is read
+// with one Query; the allocation is a pure function of the contract, the
+// charges policy version it was signed under and the payment; and
+// everything — the STL item that IS the idempotency record, the
+// instalments, the header and the audit event — is written in one
+// TransactWriteItems. A settlement for an unknown charge is never
+// dropped: it is recorded as UNMATCHED and listed for reconciliation.
+package settlement

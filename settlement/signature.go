@@ -1,0 +1,78 @@
+package settlement
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"lastro/collections/errs"
+)
+
+// Webhook signature headers (SPEC section 6).
+const (
+	TimestampHeader = "X-Lastro-Timestamp"
+	SignatureHeader = "X-Lastro-Signature"
+)
+
+// Window is how far the signed timestamp may be from now, either way.
+const Window = 300 * time.Second
+
+// Sign returns the X-Lastro-Signature value of body signed at ts (unix
+// seconds): v1=<hex HMAC-SHA256(secret, ts + "." + body)>. Providers and
+// tests use it; Verify checks it.
+func Sign(secret string, ts int64, body []byte) string {
+	return "v1=" + hex.EncodeToString(mac(secret, strconv.FormatInt(ts, 10), body))
+}
+
+func mac(secret, ts string, body []byte) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+var errSignature = errs.E(errs.Unauth, "invalid_signature", "missing, expired or invalid webhook signature")
+
+// Verify checks a webhook's signature headers against the raw body: the
+// timestamp must be within Window of now and the signature must be the
+// HMAC of timestamp + "." + body under secret, compared in constant time.
+// Every failure is the same 401, so a caller learns nothing about which
+// part was wrong. Several comma-separated signatures are accepted (a
+// provider rotating secrets sends the old and the new one).
+func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) error {
+	if secret == "" || tsHeader == "" || sigHeader == "" || len(tsHeader) > 12 || len(sigHeader) > 1024 {
+		return errSignature
+	}
+	ts, err := strconv.ParseInt(tsHeader, 10, 64)
+	if err != nil || ts <= 0 {
+		return errSignature
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > Window || d < -Window {
+		return errSignature
+	}
+	want := mac(secret, tsHeader, body)
+	ok := false
+	for _, part := range strings.Split(sigHeader, ",") {
+		hexSig, found := strings.CutPrefix(strings.TrimSpace(part), "v1=")
+		if !found {
+			continue
+		}
+		got, err := hex.DecodeString(hexSig)
+		if err != nil {
+			continue
+		}
+		// hmac.Equal is constant time in the length of the inputs; go on
+		// over every candidate so timing does not say which one matched.
+		if hmac.Equal(got, want) {
+			ok = true
+		}
+	}
+	if !ok {
+		return errSignature
+	}
+	return nil
+}
