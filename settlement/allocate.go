@@ -1,0 +1,86 @@
+package settlement
+
+import (
+	"sort"
+
+	"lastro/charges"
+	"lastro/collections/calendar"
+	"lastro/policy"
+)
+
+// Request is what an allocation depends on, and nothing else: the same
+// request always gives the same allocation, which is what lets a retry
+// after a version conflict recompute it from fresh reads.
+type Request struct {
+	Policy      *policy.Charges // the version the contract was signed under
+	Calendar    *calendar.Calendar
+	PayDate     calendar.Date // the payment's civil date in the tenant's time zone
+	AmountCents int64
+	TargetSeq   int             // the instalment the charge was issued for
+	Open        []charges.State // the contract's open instalments
+	MaxLines    int             // most instalments one payment may touch; 0 for no limit
+}
+
+// Line is what a payment did to one instalment.
+type Line struct {
+	Seq        int                `json:"seq"`
+	Assessment charges.Assessment `json:"assessment"`
+	Owed       charges.Components `json:"owed"` // before the payment, with the charges assessed now
+	Paid       charges.Components `json:"paid"`
+	After      charges.State      `json:"-"`
+	Settled    bool               `json:"settled"` // nothing left to pay on it
+}
+
+// Allocation is the outcome of a payment.
+type Allocation struct {
+	Lines        []Line `json:"lines"`
+	AppliedCents int64  `json:"appliedCents"`
+	CreditCents  int64  `json:"creditCents"` // the rest, kept on the contract
+}
+
+// Allocate imputes a payment: first to the charged instalment, then, when
+// money is left, to the other open instalments oldest first (due date,
+// then sequence); each instalment's late charges become fact as of the pay
+// date before the money is split over its components in the policy's
+// order; whatever is left after every open instalment is paid becomes
+// contract credit. An instalment that is not touched gets no charges
+// assessed: charges become fact only with a payment.
+func Allocate(r Request) Allocation {
+	order := r.Policy.ImputationOrder
+	queue := make([]charges.State, 0, len(r.Open))
+	var rest []charges.State
+	for _, s := range r.Open {
+		if s.Seq == r.TargetSeq {
+			queue = append(queue, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	sort.SliceStable(rest, func(i, j int) bool {
+		a, b := rest[i], rest[j]
+		if c := a.DueDate.Compare(b.DueDate); c != 0 {
+			return c < 0
+		}
+		return a.Seq < b.Seq
+	})
+	queue = append(queue, rest...)
+	out := Allocation{Lines: []Line{}}
+	left := r.AmountCents
+	for _, s := range queue {
+		if left == 0 || (r.MaxLines > 0 && len(out.Lines) == r.MaxLines) {
+			break
+		}
+		a, owed := charges.AmountDue(r.Policy, r.Calendar, s, r.PayDate)
+		if owed.Total() == 0 {
+			continue
+		}
+		paid, remaining := charges.Impute(order, owed, left)
+		after := charges.Apply(s, a, paid)
+		out.Lines = append(out.Lines, Line{Seq: s.Seq, Assessment: a, Owed: owed, Paid: paid, After: after,
+			Settled: paid.Total() == owed.Total()})
+		out.AppliedCents += left - remaining
+		left = remaining
+	}
+	out.CreditCents = left
+	return out
+}
