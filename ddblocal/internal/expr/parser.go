@@ -37,6 +37,15 @@ type parser struct {
 	// stays pending until every enclosing primary is decided.
 	window    int
 	redundant bool
+
+	// DynamoDB accepts doubled parentheses around each side of a
+	// KeyConditionExpression's top-level AND ("((pk = :p)) AND ((sk = :s))")
+	// but not around the whole expression ("((pk = :p))") nor deeper
+	// ("((pk = :p) AND ((sk = :s)))"). depth counts the condition
+	// parentheses open; keyRedundant notes a doubling at depth 0, an error
+	// unless the expression turns out to be such an AND.
+	depth        int
+	keyRedundant bool
 }
 
 // parse runs f over the tokens of src and returns its result, or the
@@ -220,7 +229,13 @@ func (p *parser) operand() *node {
 }
 
 // condition parses a whole condition expression.
-func (p *parser) condition() *node { return p.or(false) }
+func (p *parser) condition() *node {
+	n := p.or(false)
+	if p.keyRedundant && (n.kind != nAnd || n.parens) {
+		p.redundant = true
+	}
+	return n
+}
 
 // or parses conditions joined by OR. With bare set (inside parentheses
 // whose meaning is not yet known) it may return a plain operand, which the
@@ -268,9 +283,15 @@ func (p *parser) primary(bare bool) *node {
 	var n *node
 	if p.at(tLParen) {
 		p.pos++
+		p.depth++
 		n = p.or(true)
+		p.depth--
 		p.expect(tRParen)
-		p.parenthesize(n)
+		if p.kind == KindKeyCondition && p.depth == 0 && n.parens && n.isCondition() {
+			p.keyRedundant = true
+		} else {
+			p.parenthesize(n)
+		}
 	} else {
 		n = p.atom()
 	}
