@@ -210,8 +210,12 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, e
 		return nil, err
 	}
 	if tok := in.ClientRequestToken; tok != nil {
-		if replay, err := s.tokens.begin(*tok, body, s.now()); err != nil || replay != nil {
-			return replay, err
+		replay, err := s.tokens.begin(*tok, body, s.now())
+		if err != nil {
+			return nil, err
+		}
+		if replay != nil {
+			return s.replayTransaction(&in, replay), nil
 		}
 		defer func() { s.tokens.finish(*tok, out, s.now()) }()
 	}
@@ -261,6 +265,44 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, e
 		return nil, err
 	}
 	return resp, nil
+}
+
+// replayTransaction answers a retried write transaction (same
+// ClientRequestToken, same body) without applying it again. DynamoDB then
+// reports the capacity of reading the items instead of writing them: a
+// transactional read, twice the consistent read units, per statement. A
+// retried read transaction, or one whose statements no longer plan (its
+// table was deleted since), gets the first response back unchanged.
+func (s *Store) replayTransaction(in *executeTransactionInput, stored any) any {
+	mode := in.ReturnConsumedCapacity
+	if mode != "TOTAL" && mode != "INDEXES" {
+		return stored
+	}
+	usages := tableUsages{tx: true}
+	for _, r := range in.TransactStatements {
+		params, err := parseParams(r.Parameters)
+		if err != nil {
+			return stored
+		}
+		st, err := parseStatement(*r.Statement, params)
+		if err != nil || st.Kind == partiql.Select || st.Index != "" {
+			return stored
+		}
+		w, err := s.planWrite(st, params)
+		if err != nil {
+			return stored
+		}
+		it, err := getFrom(s.db, w.d.baseKey(w.key))
+		if err != nil {
+			return stored
+		}
+		usages.get(w.d.Name, true).addTable(readUnits(sizeOf(it), true) * 2)
+	}
+	out := map[string]any{"Responses": []any{}}
+	if caps := s.reportAll(&usages, mode); caps != nil {
+		out["ConsumedCapacity"] = caps
+	}
+	return out
 }
 
 // transactionReads runs a transaction of SELECTs as TransactGetItems does:

@@ -33,11 +33,25 @@ type pqSelect struct {
 }
 
 func (s *Store) planSelect(st *partiql.Statement, params []*av.Value, consistent bool) (*pqSelect, error) {
+	// The WHERE clause is checked as a condition before the table is
+	// resolved: an operand of the wrong type is a property of the statement,
+	// and DynamoDB reports it even when the table does not exist.
+	b := newPQBuilder(params)
+	var filter *expr.Condition
+	if st.Where != nil {
+		c, err := b.cond(st.Where)
+		if err != nil {
+			return nil, err
+		}
+		if filter, err = parseCond(c, b.attrs()); err != nil {
+			return nil, err
+		}
+	}
 	t, d, ix, err := s.pqSource(st)
 	if err != nil {
 		return nil, err
 	}
-	q := &pqSelect{t: t, d: d, ix: ix, hash: d.Hash, rng: d.Range, consistent: consistent, proj: st.Projection}
+	q := &pqSelect{t: t, d: d, ix: ix, hash: d.Hash, rng: d.Range, consistent: consistent, proj: st.Projection, filter: filter}
 	if ix != nil {
 		if !ix.Local && consistent {
 			return nil, validation("Strongly consistent read is not supported on Global Secondary Indexes")
@@ -47,15 +61,7 @@ func (s *Store) planSelect(st *partiql.Statement, params []*av.Value, consistent
 		}
 		q.hash, q.rng = ix.Hash, ix.Range
 	}
-	b := newPQBuilder(params)
 	if st.Where != nil {
-		c, err := b.cond(st.Where)
-		if err != nil {
-			return nil, err
-		}
-		if q.filter, err = parseCond(c, b.attrs()); err != nil {
-			return nil, err
-		}
 		if err := q.partitions(b, st.Where); err != nil {
 			return nil, err
 		}
@@ -63,7 +69,7 @@ func (s *Store) planSelect(st *partiql.Statement, params []*av.Value, consistent
 	if err := q.orderBy(st); err != nil {
 		return nil, err
 	}
-	if err := q.checkIndexProjection(); err != nil {
+	if err := q.checkIndexProjection(st.Where); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -276,13 +282,17 @@ func (q *pqSelect) orderBy(st *partiql.Statement) error {
 }
 
 // checkIndexProjection refuses reads of attributes an index does not hold
-// (a local index reads them from the table instead).
-func (q *pqSelect) checkIndexProjection() error {
+// (a local index reads them from the table instead). A filter on such an
+// attribute is refused only when the read is keyed on the index's
+// partition key at the top level: unkeyed, the read is a scan of the index,
+// whose entries simply lack the attribute, so the filter matches nothing
+// (or, negated, everything) rather than failing.
+func (q *pqSelect) checkIndexProjection(where partiql.Expr) error {
 	ix := q.ix
 	if ix == nil || ix.ProjectionType == "ALL" {
 		return nil
 	}
-	if q.filter != nil {
+	if q.filter != nil && q.keyedOn(where) {
 		var missing []string
 		for _, n := range q.filter.TopNames() {
 			if !ix.projects(q.d, n) && !slices.Contains(missing, n) {
@@ -308,6 +318,21 @@ func (q *pqSelect) checkIndexProjection() error {
 	}
 	q.fetchBase = true
 	return nil
+}
+
+// keyedOn reports whether a top-level term of the WHERE clause is an
+// equality or an IN on the partition key of what the statement reads. An
+// OR does not count, even when every branch names the key.
+func (q *pqSelect) keyedOn(where partiql.Expr) bool {
+	for _, term := range conjuncts(where) {
+		if _, _, ok := equality(term, []string{q.hash.Name}); ok {
+			return true
+		}
+		if in, ok := term.(*partiql.In); ok && !in.Not && simpleName(in.X) == q.hash.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // pqToken is the state a NextToken carries.

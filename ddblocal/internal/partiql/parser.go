@@ -12,6 +12,7 @@ const (
 	msgMissingKey      = "Where clause does not contain a mandatory equality on all key attributes"
 	msgEmptyComponent  = "Path component cannot be an empty string"
 	msgFromComponents  = "A path may contain at most 2 components in the FROM clause"
+	msgDMLFrom         = "FROM clause may only contain a single table name in data manipulation statements"
 	msgStarAndOthers   = "Other attributes should not be present in the projection when '*' is used."
 	msgReturningSyntax = "Expected '*' after ( MODIFIED | ALL ) ( NEW | OLD ) in RETURNING clause"
 	msgInOperator      = "IN operator must have a left hand argument of type Variable Reference and right hand argument of type Seq with at least one member"
@@ -240,8 +241,17 @@ func (p *parser) insertStmt() (*Statement, error) {
 		return nil, p.unexpected()
 	}
 	st := &Statement{Kind: Insert}
+	first := p.peek()
 	if err := p.source(st, "Expected identifier for simple path"); err != nil {
 		return nil, err
+	}
+	if st.Index != "" {
+		// Unlike UPDATE and DELETE, which parse a qualifier and refuse it
+		// once the table is resolved, INSERT's grammar has no room for one:
+		// DynamoDB refuses it here, before looking at either name.
+		last := p.toks[p.i-1]
+		span := Pos{first.line, first.col, last.col + last.len - first.col}
+		return nil, errorf("%s at %s", msgDMLFrom, span)
 	}
 	if !p.acceptKw("VALUE") {
 		if p.peek().kw("VALUES") || p.peek().punct("<<") {
