@@ -356,9 +356,9 @@ func TestScanSegments(t *testing.T) {
 	}{
 		{&dynamodb.ScanInput{TableName: &tbl, Segment: aws.Int32(0)}, "The TotalSegments parameter is required but was not present in the request when Segment parameter is present"},
 		{&dynamodb.ScanInput{TableName: &tbl, TotalSegments: aws.Int32(4)}, "The Segment parameter is required but was not present in the request when parameter TotalSegments is present"},
-		{&dynamodb.ScanInput{TableName: &tbl, Segment: aws.Int32(5), TotalSegments: aws.Int32(5)}, "The Segment parameter is zero-based and must be less than parameter TotalSegments"},
-		{&dynamodb.ScanInput{TableName: &tbl, Segment: aws.Int32(-1), TotalSegments: aws.Int32(4)}, "1 validation error detected: Value at 'Segment' failed to satisfy constraint: Member must have value greater than or equal to 0"},
-		{&dynamodb.ScanInput{TableName: &tbl, Limit: aws.Int32(0)}, "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater than or equal to 1"},
+		{&dynamodb.ScanInput{TableName: &tbl, Segment: aws.Int32(5), TotalSegments: aws.Int32(5)}, "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 5 is not less than TotalSegments: 5"},
+		{&dynamodb.ScanInput{TableName: &tbl, Segment: aws.Int32(-1), TotalSegments: aws.Int32(4)}, "1 validation error detected: Value '-1' at 'segment' failed to satisfy constraint: Member must have value greater than or equal to 0"},
+		{&dynamodb.ScanInput{TableName: &tbl, Limit: aws.Int32(0)}, "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"},
 		{&dynamodb.ScanInput{TableName: &tbl, ExclusiveStartKey: avmap{"bad": vS("p")}}, "The provided starting key is invalid"},
 	}
 	for _, tc := range errs {

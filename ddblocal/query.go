@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -22,6 +23,19 @@ type pageOutput struct {
 	ScannedCount     int               `json:"ScannedCount"`
 	LastEvaluatedKey av.Item           `json:"LastEvaluatedKey,omitempty"`
 	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+}
+
+// MarshalJSON keeps an empty page's "Items": [] (omitempty would drop it);
+// only a Select COUNT page, whose Items is nil, answers without the member.
+func (o pageOutput) MarshalJSON() ([]byte, error) {
+	type fields pageOutput // the same members, without this method
+	if o.Items == nil {
+		return json.Marshal(fields(o))
+	}
+	return json.Marshal(struct {
+		Items []av.Item `json:"Items"`
+		fields
+	}{o.Items, fields(o)})
 }
 
 // readPlan is everything a Query or Scan needs to walk one key range.
@@ -64,7 +78,8 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		out.Items = []av.Item{}
 	}
 	size := 0
-	fetched := 0 // bytes read from the base table for an LSI read
+	fetched := 0      // bytes read from the base table for an LSI read
+	fetchUnits := 0.0 // their cost: each fetch is a read of its own
 	var last av.Item
 	valid := iter.First()
 	if p.reverse {
@@ -91,6 +106,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 			if full != nil {
 				size += av.ItemSize(full)
 				fetched += av.ItemSize(full)
+				fetchUnits += readUnits(av.ItemSize(full), p.consistent)
 				it = full
 			}
 		}
@@ -114,7 +130,9 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		name = p.ix.Name
 	}
 	// An LSI read that fetches attributes from the table is charged on
-	// both: the index entries to the index, the fetched items to the table.
+	// both: the index entries to the index, and each fetched item to the
+	// table as a read of its own (rounded up item by item, so a page that
+	// walks fewer rows costs less even when the items are small).
 	u := newUsage(p.d.Name, true)
 	units := readUnits(size-fetched, p.consistent)
 	if name == "" {
@@ -123,7 +141,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		u.addIndex(name, p.ix.Local, units)
 	}
 	if fetched > 0 {
-		u.addTable(readUnits(fetched, p.consistent))
+		u.addTable(fetchUnits)
 	}
 	out.ConsumedCapacity = s.report(u, returnCapacity)
 	return out, nil
@@ -468,16 +486,18 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	var c constraints
-	c.memberMin("Limit", in.Limit, 1)
+	// Scan still words its numeric limits the older way, echoing the value
+	// ("Value '0' at 'limit'"), where Query names the member only.
+	c.min("limit", in.Limit, 1)
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
 	attributesToGet(&c, "attributesToGet", in.AttributesToGet)
-	c.memberMin("Segment", in.Segment, 0)
-	c.memberMax("Segment", in.Segment, 999999)
+	c.min("segment", in.Segment, 0)
+	c.max("segment", in.Segment, 999999)
 	c.enum("select", in.Select, "SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES")
 	c.conditionalOperator(in.ConditionalOperator)
 	c.conditions("scanFilter", in.ScanFilter)
-	c.memberMin("TotalSegments", in.TotalSegments, 1)
-	c.memberMax("TotalSegments", in.TotalSegments, 1000000)
+	c.min("totalSegments", in.TotalSegments, 1)
+	c.max("totalSegments", in.TotalSegments, 1000000)
 	c.itemTableName("tableName", in.TableName)
 	if in.IndexName != nil {
 		c.name("indexName", *in.IndexName, 3)
@@ -505,7 +525,7 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	case in.Segment == nil && in.TotalSegments != nil:
 		return nil, validation("The Segment parameter is required but was not present in the request when parameter TotalSegments is present")
 	case in.Segment != nil && *in.Segment >= *in.TotalSegments:
-		return nil, validation("The Segment parameter is zero-based and must be less than parameter TotalSegments")
+		return nil, validation("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *in.Segment, *in.TotalSegments)
 	}
 	a, err := ea.attrs()
 	if err != nil {

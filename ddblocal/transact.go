@@ -224,6 +224,15 @@ func parseTxOp(ti *transactWriteItem) (*txOp, error) {
 
 // runTx applies validated actions all or none.
 func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
+	// The items a transaction writes may add up to 4 MB at most; a larger
+	// one is refused before any lock is taken or condition evaluated.
+	total := 0
+	for _, op := range ops {
+		total += sizeOf(op.item)
+	}
+	if total > maxTxItemBytes {
+		return nil, validation("Transaction request cannot be larger than 4 MB")
+	}
 	keys := make([]string, len(ops))
 	for i, op := range ops {
 		keys[i] = string(op.skey)
@@ -321,6 +330,10 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 	}
 	return out, nil
 }
+
+// maxTxItemBytes is the limit on the aggregate size of a transaction's
+// items.
+const maxTxItemBytes = 4 << 20
 
 func sizeOf(it av.Item) int {
 	if it == nil {
