@@ -208,31 +208,10 @@ func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 		return nil, tableNotFound(*in.TableName)
 	}
 
-	s.mu.Lock()
-	old := t.def.Load()
-	if s.tables[old.Name] != t {
-		s.mu.Unlock()
-		return nil, tableNotFound(old.Name)
-	}
-	u := &tableUpdate{s: s, in: &in, old: old, d: cloneDef(old), now: s.now(), status: "ACTIVE",
-		indexStatus: map[string]string{}, indexOldTP: map[string]*indexDef{}}
-	if err := u.apply(); err != nil {
-		s.mu.Unlock()
+	u, err := s.publishUpdate(t, &in)
+	if err != nil {
 		return nil, err
 	}
-	// Open or close the stream descriptor (streams.go) before writers see
-	// the new definition.
-	if err := s.streamTransition(old, u.d); err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	if err := s.persistDef(u.d); err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	s.setDef(t, u.d)
-	s.mu.Unlock()
-
 	if u.dropped != nil {
 		lo, hi := spaceKey(u.d.ID, u.dropped.ID), spaceKey(u.d.ID, u.dropped.ID+1)
 		if err := s.db.DeleteRange(lo, hi, s.writeOpts()); err != nil {
@@ -248,6 +227,33 @@ func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	return map[string]any{"TableDescription": desc}, nil
+}
+
+// publishUpdate applies an UpdateTable request to the table's definition
+// under the catalog lock, which a deferred unlock releases even if
+// validation panics (the HTTP handler recovers and keeps serving).
+func (s *Store) publishUpdate(t *table, in *updateTableInput) (*tableUpdate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := t.def.Load()
+	if s.tables[old.Name] != t {
+		return nil, tableNotFound(old.Name)
+	}
+	u := &tableUpdate{s: s, in: in, old: old, d: cloneDef(old), now: s.now(), status: "ACTIVE",
+		indexStatus: map[string]string{}, indexOldTP: map[string]*indexDef{}}
+	if err := u.apply(); err != nil {
+		return nil, err
+	}
+	// Open or close the stream descriptor (streams.go) before writers see
+	// the new definition.
+	if err := s.streamTransition(old, u.d); err != nil {
+		return nil, err
+	}
+	if err := s.persistDef(u.d); err != nil {
+		return nil, err
+	}
+	s.setDef(t, u.d)
+	return u, nil
 }
 
 // cloneDef copies a definition deeply enough to modify its indexes.
