@@ -104,10 +104,10 @@ func roundHalfUp(num, den decimal.Decimal) int64 {
 // Components is an amount split over the four components a payment can
 // be imputed to.
 type Components struct {
-	Fine         int64 `json:"fine"`
-	LateInterest int64 `json:"lateInterest"`
-	Interest     int64 `json:"interest"`
-	Principal    int64 `json:"principal"`
+	Fine         int64 `json:"fine" dynamodbav:"fine"`
+	LateInterest int64 `json:"lateInterest" dynamodbav:"lateInterest"`
+	Interest     int64 `json:"interest" dynamodbav:"interest"`
+	Principal    int64 `json:"principal" dynamodbav:"principal"`
 }
 
 // Total is the sum of the components.

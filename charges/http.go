@@ -1,0 +1,39 @@
+package charges
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"lastro/collections/web"
+)
+
+// Routes registers the charge endpoints.
+func (s *Service) Routes(srv *web.Server) {
+	// Idempotency-Key: a retried creation returns the first charge instead
+	// of issuing a second txid for the same instalment.
+	var mw []echo.MiddlewareFunc
+	if s.idem != nil {
+		mw = append(mw, s.idem.Middleware())
+	}
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/charges",
+		Summary: "Issue a Pix (txid) or boleto (nosso número) charge for what an instalment owes today under its contract's charges policy; the charge and its lookup in one transaction",
+		Roles:   []web.Role{web.Operator}, Request: Input{DebtorKey: "9f2c1a7e4b0d3e61", ContractID: "C-2026-004512", Seq: 3, Method: PIX},
+		Response: Issued{}, Status: http.StatusCreated, Idempotent: s.idem != nil}, s.issue, mw...)
+}
+
+func (s *Service) issue(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in Input
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.Issue(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}

@@ -1,0 +1,246 @@
+package charges
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"lastro/collections/calendar"
+	"lastro/collections/clock"
+	"lastro/collections/errs"
+	"lastro/collections/idem"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/debtor"
+	"lastro/policy"
+	"lastro/tenant"
+)
+
+// Payment methods.
+const (
+	PIX    = "PIX"
+	BOLETO = "BOLETO"
+)
+
+// Service issues charges.
+type Service struct {
+	kit      *kit.Kit
+	tenants  *tenant.Service
+	policies *policy.Service
+	clock    clock.Clock
+	idem     *idem.Store
+	// newID generates a charge id; tests replace it to force a collision.
+	newID func(method string) string
+}
+
+// Deps are what the service needs.
+type Deps struct {
+	Kit      *kit.Kit
+	Tenants  *tenant.Service
+	Policies *policy.Service
+	Clock    clock.Clock
+	Idem     *idem.Store // Idempotency-Key on POST /v1/charges; nil disables it
+}
+
+// NewService returns the charges service.
+func NewService(d Deps) *Service {
+	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, newID: NewChargeID}
+}
+
+func (s *Service) db(t *tenant.Tenant) *kit.Tenant { return s.kit.Tenant(t.ID, t.CursorKey()) }
+
+// Input is the body of POST /v1/charges.
+type Input struct {
+	DebtorKey  string `json:"debtorKey"`
+	ContractID string `json:"contractId"`
+	Seq        int    `json:"seq"`
+	Method     string `json:"method"`
+}
+
+// Issued is a charge as the API answers it.
+type Issued struct {
+	ChargeID      string     `json:"chargeId"`
+	Method        string     `json:"method"`
+	ContractID    string     `json:"contractId"`
+	Seq           int        `json:"seq"`
+	AmountCents   int64      `json:"amountCents"`
+	ExpiresAt     string     `json:"expiresAt"`   // RFC 3339: the end of ComputedFor in the tenant's time zone
+	ComputedFor   string     `json:"computedFor"` // the civil date the amount is due on
+	DueDate       string     `json:"dueDate"`
+	DaysLate      int        `json:"daysLate"`
+	Breakdown     Components `json:"breakdown"`
+	ChargesPolicy string     `json:"chargesPolicy"`
+}
+
+// chargeItem is the charge in the debtor's collection.
+type chargeItem struct {
+	PK            string     `dynamodbav:"PK"`
+	SK            string     `dynamodbav:"SK"`
+	Type          string     `dynamodbav:"type"`
+	ChargeID      string     `dynamodbav:"chargeId"`
+	Method        string     `dynamodbav:"method"`
+	ContractID    string     `dynamodbav:"contractId"`
+	Seq           int        `dynamodbav:"seq"`
+	AmountCents   int64      `dynamodbav:"amountCents"`
+	ComputedFor   string     `dynamodbav:"computedFor"`
+	DaysLate      int        `dynamodbav:"daysLate"`
+	Breakdown     Components `dynamodbav:"breakdown"`
+	ChargesPolicy string     `dynamodbav:"chargesPolicy"`
+	ExpiresAt     string     `dynamodbav:"expiresAt"` // a string: the table's TTL ignores it (ADR 0009)
+	CreatedAt     string     `dynamodbav:"createdAt"`
+	Version       int        `dynamodbav:"version"`
+}
+
+// Lookup is the charge lookup item, PK T#<t>#CHG#<id>, SK CHG: what a
+// settlement needs to find the contract, read with a strongly consistent
+// GetItem (AP06).
+type Lookup struct {
+	PK          string `dynamodbav:"PK"`
+	SK          string `dynamodbav:"SK"`
+	Type        string `dynamodbav:"type"`
+	ChargeID    string `dynamodbav:"chargeId"`
+	Method      string `dynamodbav:"method"`
+	DebtorKey   string `dynamodbav:"debtorKey"`
+	ContractID  string `dynamodbav:"contractId"`
+	Seq         int    `dynamodbav:"seq"`
+	AmountCents int64  `dynamodbav:"amountCents"`
+	ExpiresAt   string `dynamodbav:"expiresAt"`
+	CreatedAt   string `dynamodbav:"createdAt"`
+	Version     int    `dynamodbav:"version"`
+}
+
+const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+func randomFrom(alphabet string, n int) string {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(alphabet)))
+	for i := range b {
+		v, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err) // crypto/rand does not fail on supported platforms
+		}
+		b[i] = alphabet[v.Int64()]
+	}
+	return string(b)
+}
+
+// NewChargeID generates a charge id: a Pix txid of 32 alphanumerics (the
+// Central Bank allows 26 to 35) or a 17-digit boleto nosso número.
+func NewChargeID(method string) string {
+	if method == BOLETO {
+		return randomFrom("123456789", 1) + randomFrom("0123456789", 16)
+	}
+	return randomFrom(alnum, 32)
+}
+
+var (
+	errContractNotFound = errs.E(errs.NotFound, "contract_not_found", "contract not found")
+	errInstNotFound     = errs.E(errs.NotFound, "installment_not_found", "instalment not found")
+	errNotOpen          = errs.E(errs.Rule, "installment_not_open", "the instalment is paid or renegotiated")
+	errNothingDue       = errs.E(errs.Rule, "nothing_due", "nothing is due on the instalment")
+)
+
+func (in Input) validate() error {
+	if err := debtor.ValidKey(in.DebtorKey); err != nil {
+		return err
+	}
+	if !keys.ValidIdentifier(in.ContractID) {
+		return errs.E(errs.Invalid, "invalid_contract_id", "contractId must be 1-64 of A-Z a-z 0-9 - _ .")
+	}
+	if in.Seq < 1 || in.Seq > debtor.MaxInstallments {
+		return errs.E(errs.Invalid, "invalid_seq", "seq must be 1-%d", debtor.MaxInstallments)
+	}
+	if in.Method != PIX && in.Method != BOLETO {
+		return errs.E(errs.Invalid, "invalid_method", "method must be PIX or BOLETO")
+	}
+	return nil
+}
+
+// Issue creates a charge for what an instalment owes: a Pix charge for
+// today, a boleto for the first business day from today (a boleto is paid
+// through clearing, on business days), each computed with the charges
+// policy version the contract was signed under and valid until the end of
+// that day in the tenant's time zone. The charge item and its lookup are
+// written in one transaction, so a webhook can never see one without the
+// other.
+func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issued, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	ctx = kit.Within(ctx, "charge.issue")
+	c, err := LoadContract(ctx, s.db(t), t.ID, in.DebtorKey, in.ContractID)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errContractNotFound
+	}
+	if c.Header.Status == debtor.StatusSettled || c.Header.Status == debtor.StatusWrittenOff {
+		return nil, errs.E(errs.Rule, "contract_closed", "the contract is %s", c.Header.Status)
+	}
+	inst := c.Installment(in.Seq)
+	if inst == nil {
+		return nil, errInstNotFound
+	}
+	if !debtor.IsOpen(inst.Status) {
+		return nil, errNotOpen
+	}
+	v, err := PolicyVersion(c.Header.ChargesPolicy)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.policies.Charges(ctx, t, v)
+	if err != nil {
+		return nil, err
+	}
+	st, err := inst.State()
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	cal := t.Calendar()
+	payDate := calendar.Today(now, t.Location)
+	if in.Method == BOLETO {
+		payDate = cal.Adjust(payDate)
+	}
+	a, owed := AmountDue(p, cal, st, payDate)
+	if owed.Total() == 0 {
+		return nil, errNothingDue
+	}
+	expires := payDate.AddDays(1).Midnight(t.Location).Add(-time.Second).UTC().Format(time.RFC3339)
+	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(), ExpiresAt: expires,
+		ComputedFor: payDate.String(), DueDate: inst.DueDate, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy}
+	ts := keys.Timestamp(now)
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	for attempt := 0; attempt < 3; attempt++ {
+		out.ChargeID = s.newID(in.Method)
+		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
+			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
+			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: expires,
+			CreatedAt: ts, Version: 1})
+		if err != nil {
+			return nil, err
+		}
+		lookup, err := attributevalue.MarshalMap(Lookup{PK: keys.Charge(t.ID, out.ChargeID), SK: keys.ChargeSK, Type: "CHARGE_LOOKUP",
+			ChargeID: out.ChargeID, Method: in.Method, DebtorKey: in.DebtorKey, ContractID: in.ContractID, Seq: in.Seq,
+			AmountCents: out.AmountCents, ExpiresAt: expires, CreatedAt: ts, Version: 1})
+		if err != nil {
+			return nil, err
+		}
+		err = s.db(t).Transact(ctx, kit.PutAction(lookup, &notExists), kit.PutAction(item, &notExists))
+		if err == nil {
+			return out, nil
+		}
+		// A generated id already taken (astronomically rare): draw again.
+		if !errors.Is(err, kit.ErrConditionFailed) {
+			return nil, fmt.Errorf("issue charge: %w", err)
+		}
+	}
+	return nil, errs.E(errs.Transient, "charge_id_collision", "could not allocate a charge id; retry")
+}
