@@ -1,0 +1,131 @@
+package settlement
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"lastro/collections/errs"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/collections/web"
+	"lastro/debtor"
+	"lastro/tenant"
+)
+
+// Routes registers the webhook and the suspense list.
+func (s *Service) Routes(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/webhooks/:tenantId/settlements",
+		Summary: "Settlement webhook (no API key: X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body), 300 s window). " +
+			"Applies the payment exactly once: applied, already_applied (with the first outcome) or unmatched (recorded for reconciliation); 503 asks the provider to retry",
+		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
+		Response: Outcome{}}, s.webhook)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
+		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
+		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
+}
+
+// webhookDoc documents the webhook body for OpenAPI.
+type webhookDoc struct {
+	SettlementID string `json:"settlementId"`
+	ChargeID     string `json:"chargeId"`
+	AmountCents  int64  `json:"amountCents"`
+	PaidAt       string `json:"paidAt"`
+}
+
+var errTenantNotFound = errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+
+// webhook authenticates the provider by signature, decodes the body
+// strictly and applies it. Order matters: the body is not decoded, let
+// alone applied, before its signature is checked.
+func (s *Service) webhook(c echo.Context) error {
+	id := c.Param("tenantId")
+	if !tenant.ValidID(id) {
+		return errTenantNotFound
+	}
+	ctx := c.Request().Context()
+	t, err := s.tenants.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxBodyBytes+1))
+	if err != nil {
+		return errs.E(errs.Invalid, "body_too_large", "webhook body too large")
+	}
+	now := s.clock.Now()
+	h := c.Request().Header
+	if err := Verify(t.WebhookSecret(), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
+		return err
+	}
+	p, err := Decode(body)
+	if err != nil {
+		return err
+	}
+	if p.PaidAt.After(now.Add(Window)) {
+		return errs.E(errs.Invalid, "invalid_paid_at", "paidAt is in the future")
+	}
+	out, err := s.Apply(ctx, t, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// Unmatched is a settlement in suspense.
+type Unmatched struct {
+	SettlementID string `json:"settlementId"`
+	ChargeID     string `json:"chargeId"`
+	AmountCents  int64  `json:"amountCents"`
+	PaidAt       string `json:"paidAt"`
+	ReceivedAt   string `json:"receivedAt"`
+	Reason       string `json:"reason"`
+}
+
+// UnmatchedPage is a page of the suspense list.
+type UnmatchedPage struct {
+	Items      []Unmatched `json:"items"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
+// ListUnmatched pages through the tenant's suspense partition, oldest
+// first: one Query, no Scan, no index (ADR 0008).
+func (s *Service) ListUnmatched(ctx context.Context, t *tenant.Tenant, limit int32, cursor string) (*UnmatchedPage, error) {
+	ctx = kit.Within(ctx, "settlement.unmatched")
+	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(keys.UnmatchedPrefix), Limit: limit}, cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := &UnmatchedPage{Items: []Unmatched{}}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	for _, it := range page.Items {
+		var si suspenseItem
+		if err := attributevalue.UnmarshalMap(it, &si); err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, Unmatched{SettlementID: si.SettlementID, ChargeID: si.ChargeID, AmountCents: si.AmountCents,
+			PaidAt: si.PaidAt, ReceivedAt: si.ReceivedAt, Reason: si.Reason})
+	}
+	return out, nil
+}
+
+func (s *Service) listUnmatched(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	limit, err := debtor.ParseLimit(c.QueryParam("limit"), debtor.DefaultListLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.ListUnmatched(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
