@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/labstack/echo/v4"
 
+	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/idem"
 	"lastro/collections/kit"
@@ -30,6 +31,7 @@ import (
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/policy"
+	"lastro/settlement"
 	"lastro/tenant"
 )
 
@@ -49,6 +51,8 @@ type engine struct {
 	idem       *idem.Store
 	policies   *policy.Service
 	debtors    *debtor.Service
+	charges    *charges.Service
+	settlement *settlement.Service
 	sealer     pii.Sealer
 	adminToken string
 }
@@ -119,6 +123,8 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 	log.Info("personal data encryption", "keyring", e.sealer.Keyring())
 	e.policies = policy.NewService(e.kit, e.tenants, e.clock)
 	e.debtors = debtor.NewService(debtor.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Sealer: e.sealer, Clock: e.clock, Idem: e.idem})
+	e.charges = charges.NewService(charges.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock, Idem: e.idem})
+	e.settlement = settlement.NewService(settlement.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock})
 	e.web = web.New(web.Options{Logger: log, Title: "Lastro collections engine"})
 	e.web.Echo.Use(e.tenants.Authenticator(e.adminToken))
 	e.routes()
@@ -186,6 +192,8 @@ func (e *engine) routes() {
 	e.tenants.HolidayRoutes(e.web)
 	e.policies.Routes(e.web)
 	e.debtors.Routes(e.web)
+	e.charges.Routes(e.web)
+	e.settlement.Routes(e.web)
 }
 
 // newSealer encrypts personal data with KMS when LASTRO_KMS_KEY_ID is set,
