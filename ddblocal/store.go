@@ -391,6 +391,23 @@ func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) error {
 	return nil
 }
 
+// applyUnsynced applies b under the commit lock without waiting for an
+// fsync. Only for writes that a later synced commit makes durable (the WAL
+// is sequential) and that are redone after a crash: index backfill entries,
+// which the synced catalog write ending the backfill covers, and which Open
+// rebuilds when a backfill was interrupted.
+func (s *Store) applyUnsynced(b *pebble.Batch, prepare func() error) error {
+	s.commit.Lock()
+	defer s.commit.Unlock()
+	if err := prepare(); err != nil {
+		return err
+	}
+	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+		return fmt.Errorf("ddblocal: commit: %w", err)
+	}
+	return nil
+}
+
 // setDef publishes a new table definition. It takes the commit lock so
 // that every commit either precedes it (and is visible to whatever the
 // caller does next, e.g. a backfill listing the table) or sees it.

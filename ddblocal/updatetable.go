@@ -848,8 +848,10 @@ func (s *Store) backfillOne(t *table, id uint16, key []byte) error {
 	defer b.Close()
 	b.Set(ek, av.AppendItemBinary(nil, proj), nil)
 	// The index (or its table) may have been deleted since d was read; an
-	// entry committed after their DeleteRange would stay for ever.
-	err = s.commitBatch(b, func() error {
+	// entry committed after their DeleteRange would stay for ever. No fsync
+	// per entry: the synced catalog write that ends the backfill covers
+	// them, and an interrupted backfill is redone at Open.
+	err = s.applyUnsynced(b, func() error {
 		if t.dropped.Load() || t.def.Load().indexByID(id) == nil {
 			return errIndexGone
 		}
