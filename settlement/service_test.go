@@ -13,8 +13,8 @@ import (
 	"lastro/policy"
 )
 
-// paidAt: 10:15 in São Paulo on the test's day.
-var paidAt = time.Date(2026, 9, 24, 13, 15, 0, 0, time.UTC)
+// paidAt: 08:15 in São Paulo on the test's day.
+var paidAt = time.Date(2026, 9, 24, 11, 15, 0, 0, time.UTC)
 
 // A contract with instalments due 2026-09-10, 2026-10-10 (a Saturday) and
 // 2026-11-10, the first 14 days late on 2026-09-24: bucket D001_030, next
