@@ -437,7 +437,7 @@ func TestLegacyExpectedValidation(t *testing.T) {
 		{"BETWEEN mixed types", exp{"a": lgExpect("BETWEEN", lN("4"), lS("dog"))}, "", lgWriteEnv + lgInvalid + "AttributeValues inside AttributeValueList must be of same type"},
 		{"BETWEEN reversed", exp{"a": lgExpect("BETWEEN", lN("4"), lN("3"))}, "", lgWriteEnv + "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"},
 		{"BETWEEN reversed strings", exp{"a": lgExpect("BETWEEN", lS("dog"), lS("aardvark"))}, "", lgWriteEnv + "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"},
-		{"invalid Value", exp{"a": {Value: &types.AttributeValueMemberNULL{Value: false}}}, "", lgWriteEnv + lgInvalid + "Null attribute value types must have the value of true"},
+		{"invalid Value", exp{"a": {Value: &types.AttributeValueMemberSS{Value: []string{}}}}, "", lgWriteEnv + lgInvalid + "An string set  may not be empty"},
 		{"unknown operator", exp{"a": lgExpect("eq", lN("1"))}, "", lgWriteEnv + "Value 'eq' at 'expected.a.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: " + lgComparisonEnum},
 		{"ConditionalOperator without Expected", nil, types.ConditionalOperatorAnd, "ConditionalOperator cannot be used without Filter or Expected"},
 		{"ConditionalOperator with empty Expected", exp{}, types.ConditionalOperatorOr, "ConditionalOperator cannot be used without Filter or Expected"},
@@ -637,7 +637,7 @@ func TestLegacyAttributeUpdatesValidation(t *testing.T) {
 		{"ADD a bool", upd{"a": {Action: types.AttributeActionAdd, Value: lBool(true)}}, lgWriteEnv + lgInvalid + "ADD action is not supported for the type BOOL"},
 		{"ADD a map", upd{"a": {Action: types.AttributeActionAdd, Value: lM(item{})}}, lgWriteEnv + lgInvalid + "ADD action is not supported for the type M"},
 		{"unknown action", upd{"a": {Action: "MERGE", Value: lN("1")}}, lgWriteEnv + "Value 'MERGE' at 'attributeUpdates.a.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]"},
-		{"invalid value", upd{"a": {Value: &types.AttributeValueMemberNULL{Value: false}}}, lgWriteEnv + lgInvalid + "Null attribute value types must have the value of true"},
+		{"invalid value", upd{"a": {Value: &types.AttributeValueMemberSS{Value: []string{}}}}, lgWriteEnv + lgInvalid + "An string set  may not be empty"},
 		{"too big", upd{"a": {Value: lS(big)}}, lgWriteEnv + "Item size to update has exceeded the maximum allowed size"},
 		{"hash key", upd{"p": {Value: lS("x")}}, lgInvalid + "Cannot update attribute p. This attribute is part of the key"},
 		{"range key", upd{"d": {Value: lN("1")}, "r": {Action: types.AttributeActionDelete}}, lgInvalid + "Cannot update attribute r. This attribute is part of the key"},
@@ -817,7 +817,7 @@ func TestLegacyKeyConditionsValidation(t *testing.T) {
 		{"BETWEEN reversed", "lg_kv", "", kcs{"p": a, "r": lgCond("BETWEEN", lN("5"), lN("1"))}, "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound"},
 		{"unknown operator", "lg_kv", "", kcs{"p": lgCond("eq", lS("a"))}, "1 validation error detected: Value 'eq' at 'keyConditions.p.member.comparisonOperator' failed to satisfy constraint: Member must satisfy enum value set: " + lgComparisonEnum},
 		{"missing operator", "lg_kv", "", kcs{"p": {AttributeValueList: lgList{lS("a")}}}, "1 validation error detected: Value null at 'keyConditions.p.member.comparisonOperator' failed to satisfy constraint: Member must not be null"},
-		{"invalid value", "lg_kv", "", kcs{"p": lgCond("EQ", &types.AttributeValueMemberNULL{Value: false})}, lgInvalid + "Null attribute value types must have the value of true"},
+		{"invalid value", "lg_kv", "", kcs{"p": lgCond("EQ", &types.AttributeValueMemberSS{Value: []string{}})}, lgInvalid + "An string set  may not be empty"},
 		{"unknown table", "nope", "", kcs{"zz": lgCond("NULL")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -142,9 +142,12 @@ func fromWire(w *Wire) (*Value, error) {
 	case w.BOOL != nil:
 		return &Value{T: BOOL, Bool: *w.BOOL}, nil
 	case w.NULL != nil:
-		if !*w.NULL {
-			return nil, &Error{Msg: invalidPrefix + "Null attribute value types must have the value of true"}
-		}
+		// DynamoDB refused {"NULL": false} ("Null attribute value types
+		// must have the value of true") until its 2026 validation rewrite;
+		// it now accepts it as a NULL like any other, stored and returned
+		// as {"NULL": true}. Every surface decodes values here, so Item,
+		// Key, ExpressionAttributeValues, the legacy Value and
+		// AttributeValueList members and PartiQL parameters agree.
 		return &Value{T: NULL}, nil
 	case w.SS != nil:
 		ss := *w.SS
