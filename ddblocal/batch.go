@@ -177,11 +177,12 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 		requestItemsNames(&c, body, sortedKeys(in.RequestItems))
 	}
 	for _, name := range sortedKeys(in.RequestItems) {
-		switch n := len(in.RequestItems[name]); {
-		case n > maxBatchWrites:
-			c.add("Value at 'RequestItems.%s.member' failed to satisfy constraint: Member must have length less than or equal to %d", name, maxBatchWrites)
-		case n == 0:
-			c.add("Value at 'RequestItems.%s.member' failed to satisfy constraint: Member must have length greater than or equal to 1", name)
+		if n := len(in.RequestItems[name]); n > maxBatchWrites || n == 0 {
+			// One violation for the whole map, echoed as its Java form.
+			c.add("Value '%s' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: "+
+				"[Member must have length less than or equal to %d, Member must have length greater than or equal to 1]",
+				javaWriteRequests(in.RequestItems), maxBatchWrites)
+			break
 		}
 	}
 	if err := c.err(); err != nil {

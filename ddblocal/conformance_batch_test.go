@@ -3,6 +3,7 @@ package ddblocal_test
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -113,7 +114,8 @@ func TestBatchWriteItem(t *testing.T) {
 		want string
 	}{
 		{"26 writes", map[string][]types.WriteRequest{tbl: puts(26, "x")}, "ValidationException",
-			"1 validation error detected: Value at 'RequestItems." + tbl + ".member' failed to satisfy constraint: Member must have length less than or equal to 25"},
+			"1 validation error detected: Value '{" + tbl + "=[" + javaPuts(26, "x") + "]}' at 'requestItems' failed to satisfy constraint: " +
+				"Map value must satisfy constraint: [Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"},
 		{"26 writes over two tables", map[string][]types.WriteRequest{tbl: puts(13, "x"), other: func() []types.WriteRequest {
 			var w []types.WriteRequest
 			for i := 0; i < 13; i++ {
@@ -148,4 +150,55 @@ func TestBatchWriteItem(t *testing.T) {
 	_, err = s.c.BatchWriteItem(bg, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{tbl: puts(1, "e")},
 		ReturnConsumedCapacity: "BOGUS"})
 	validationErr(t, err, "1 validation error detected: Value 'BOGUS' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]")
+}
+
+// javaS is the Java rendering of an S attribute value in DynamoDB's
+// constraint messages.
+func javaS(v string) string {
+	return "AttributeValue(s=" + v + ", n=null, b=null, iNT=null, dECIMAL=null, dOUBLE=null, sS=null, nS=null, bS=null, " +
+		"iNTSET=null, dECIMALSET=null, dOUBLESET=null, m=null, l=null, nULL=null, bOOL=null)"
+}
+
+// javaPuts renders n PutRequests of items {pk: S prefix<i>} the way
+// DynamoDB echoes a BatchWriteItem's request list.
+func javaPuts(n int, prefix string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = "WriteRequest(putRequest=PutRequest(item={pk=" + javaS(fmt.Sprintf("%s%d", prefix, i)) + "}, workloadProfileName=null), deleteRequest=null)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TestBatchWriteItemListLength checks a table's request list of more than
+// 25 or of no requests is refused with the whole RequestItems map echoed
+// in its Java form, every attribute value type included.
+func TestBatchWriteItemListLength(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	const constraint = "' at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: " +
+		"[Member must have length less than or equal to 25, Member must have length greater than or equal to 1]"
+	reqs := []js{{"DeleteRequest": js{"Key": js{"pk": js{"N": "1.50"}}}},
+		{"PutRequest": js{"Item": js{"pk": js{"S": "a"}, "z": js{"B": "AAE="}, "y": js{"SS": []string{"a", "b"}}, "x": js{"NS": []string{"1"}},
+			"w": js{"BS": []string{"AA=="}}, "v": js{"M": js{"k": js{"BOOL": true}}}, "u": js{"L": []js{{"NULL": true}}}}}}}
+	for i := 0; i < 24; i++ {
+		reqs = append(reqs, js{"PutRequest": js{"Item": js{"pk": js{"S": fmt.Sprint("p", i)}}}})
+	}
+	with := func(member, v string) string {
+		return strings.Replace(javaS("null"), ", "+member+"=null", ", "+member+"="+v, 1)
+	}
+	want := "1 validation error detected: Value '{aaa=[], bbb=[" +
+		"WriteRequest(putRequest=null, deleteRequest=DeleteRequest(key={pk=" + with("n", "1.50") + "}, workloadProfileName=null)), " +
+		"WriteRequest(putRequest=PutRequest(item={pk=" + javaS("a") +
+		", u=" + with("l", "["+with("nULL", "true")+"]") +
+		", v=" + with("m", "{k="+with("bOOL", "true")+"}") +
+		", w=" + with("bS", "[java.nio.HeapByteBuffer[pos=0 lim=1 cap=1]]") +
+		", x=" + with("nS", "[1]") +
+		", y=" + with("sS", "[a, b]") +
+		", z=" + with("b", "java.nio.HeapByteBuffer[pos=0 lim=2 cap=2]") +
+		"}, workloadProfileName=null), deleteRequest=null), " +
+		javaPuts(24, "p") + "]}" + constraint
+	// The table holding no request is reported the same way; the other
+	// table's 26 requests are echoed with it.
+	s.rawErr("BatchWriteItem", js{"RequestItems": js{"bbb": reqs, "aaa": []js{}}}, "ValidationException", want)
+	s.rawErr("BatchWriteItem", js{"RequestItems": js{"aaa": []js{}}}, "ValidationException", "1 validation error detected: Value '{aaa=[]}"+constraint)
 }
