@@ -83,6 +83,13 @@ func lateContractHTTP(t *testing.T, te *testEngine, op, doc, contractID string) 
 		t.Fatalf("register: %d %v", status, out)
 	}
 	dk := out["debtorKey"].(string)
+	signLateContract(t, te, op, dk, contractID)
+	return dk
+}
+
+// signLateContract signs lateContractHTTP's contract for a registered debtor.
+func signLateContract(t *testing.T, te *testEngine, op, dk, contractID string) {
+	t.Helper()
 	body := `{"contractId":"` + contractID + `","productCode":"CREDIARIO_12X","installments":[` +
 		`{"seq":1,"dueDate":"2026-09-10","principalCents":90000,"interestCents":10000},` +
 		`{"seq":2,"dueDate":"2026-10-10","principalCents":90000,"interestCents":10000},` +
@@ -90,7 +97,6 @@ func lateContractHTTP(t *testing.T, te *testEngine, op, doc, contractID string) 
 	if status, out := te.do(t, "POST", "/v1/debtors/"+dk+"/contracts", op, body); status != 201 {
 		t.Fatalf("contract: %d %v", status, out)
 	}
-	return dk
 }
 
 func chargeHTTP(t *testing.T, te *testEngine, op, dk, contractID string, seq int, method string) map[string]any {
