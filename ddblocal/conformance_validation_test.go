@@ -341,3 +341,44 @@ func TestAttributeValueWording(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { validationErr(t, tc.err, tc.want) })
 	}
 }
+
+// TestValidationFrontEnd checks the members DynamoDB's newer front end
+// checks first and reports alone once a write carries its required members
+// (TableName and Item or Key): an empty TableName, and UpdateItem's
+// ReturnValues. Without them, or for the other members, the violations
+// are listed together.
+func TestValidationFrontEnd(t *testing.T) {
+	t.Parallel()
+	s := newCF(t)
+	const (
+		emptyName = "Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1"
+		rcc       = "Value 'INVALID' at 'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]"
+		rv        = "Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]"
+		ricm      = "Value 'INVALID' at 'returnItemCollectionMetrics' failed to satisfy constraint: Member must satisfy enum value set: [SIZE, NONE]"
+		updateRV  = "1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]"
+	)
+	key := js{"pk": js{"S": "k"}}
+	tests := []struct {
+		name, op string
+		body     js
+		want     string
+	}{
+		{"put: empty name alone", "PutItem", js{"TableName": "", "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID", "Item": js{}}, "1 validation error detected: " + emptyName},
+		{"delete: empty name alone", "DeleteItem", js{"TableName": "", "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID", "Key": js{}}, "1 validation error detected: " + emptyName},
+		{"update: empty name alone", "UpdateItem", js{"TableName": "", "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID", "Key": js{}}, "1 validation error detected: " + emptyName},
+		{"put: empty name without an item", "PutItem", js{"TableName": "", "ReturnValues": "INVALID"},
+			"3 validation errors detected: " + emptyName + "; Value null at 'item' failed to satisfy constraint: Member must not be null; " + rv},
+		{"update: ReturnValues alone", "UpdateItem", js{"TableName": "valid_name", "Key": key, "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"}, updateRV},
+		{"update: ReturnValues before a bad name", "UpdateItem", js{"TableName": "x!", "Key": key, "ReturnValues": "INVALID"}, updateRV},
+		{"update: ReturnValues without a key", "UpdateItem", js{"TableName": "valid_name", "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"},
+			"3 validation errors detected: " + rcc + "; " + rv + "; Value null at 'key' failed to satisfy constraint: Member must not be null"},
+		{"delete: enums together", "DeleteItem", js{"TableName": "valid_name", "Key": key, "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID"},
+			"2 validation errors detected: " + rcc + "; " + rv},
+		{"put: enums together", "PutItem", js{"TableName": "valid_name", "Item": key, "ReturnValues": "INVALID", "ReturnConsumedCapacity": "INVALID", "ReturnItemCollectionMetrics": "INVALID"},
+			"3 validation errors detected: " + rcc + "; " + rv + "; " + ricm},
+	}
+	for _, tc := range tests {
+		t.Log(tc.name)
+		s.rawErr(tc.op, tc.body, "ValidationException", tc.want)
+	}
+}

@@ -187,6 +187,9 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := emptyTableName(in.TableName, in.Item != nil); err != nil {
+		return nil, err
+	}
 	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Item != nil); err != nil {
 		return nil, err
 	}
@@ -254,6 +257,9 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := emptyTableName(in.TableName, in.Key != nil); err != nil {
+		return nil, err
+	}
 	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
 		return nil, err
 	}
@@ -314,7 +320,13 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := emptyTableName(in.TableName, in.Key != nil); err != nil {
+		return nil, err
+	}
 	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
+		return nil, err
+	}
+	if err := updateReturnValues(in.ReturnValues, in.TableName != nil, in.Key != nil); err != nil {
 		return nil, err
 	}
 	var c constraints

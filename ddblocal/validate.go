@@ -151,3 +151,42 @@ func (c *constraints) returnItemCollectionMetrics(v string) {
 func (c *constraints) returnValuesOnConditionCheckFailure(v string) {
 	c.enum("returnValuesOnConditionCheckFailure", v, "ALL_OLD", "NONE")
 }
+
+// DynamoDB's newer request front end checks a few members of PutItem,
+// UpdateItem and DeleteItem by itself, ahead of the member constraints,
+// and reports the first it refuses alone — provided the request carries
+// all its required members (TableName and Item or Key); with one missing,
+// the request goes to the older validation, which lists every violation
+// in one message. Recorded so far: an unknown ConditionalOperator
+// (unknownConditionalOperator), an empty TableName, and UpdateItem's
+// ReturnValues. PutItem's and DeleteItem's ReturnValues are not among
+// them: they stay with the member constraints (reported beside an invalid
+// ReturnConsumedCapacity), as do all other members.
+
+// emptyTableName reports an empty TableName alone. (The newest front end
+// words it "Value at 'TableName' ..." in some regions; this is the wording
+// of the others, which also report it alone.)
+func emptyTableName(name *string, required ...bool) error {
+	if name == nil || *name != "" || !allTrue(required) {
+		return nil
+	}
+	return validation("1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1")
+}
+
+// updateReturnValues reports an unknown ReturnValues of UpdateItem alone,
+// listing the set as DynamoDB does (its "UPDATE_NEW" included).
+func updateReturnValues(rv string, required ...bool) error {
+	if rv == "" || slices.Contains([]string{"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"}, rv) || !allTrue(required) {
+		return nil
+	}
+	return validation("1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]")
+}
+
+func allTrue(bs []bool) bool {
+	for _, b := range bs {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
