@@ -340,7 +340,7 @@ func TestCreateAndDescribeProvisionedTable(t *testing.T) {
 	if !uuidPattern.MatchString(aws.ToString(td.TableId)) {
 		t.Errorf("TableId %q is not a UUID", aws.ToString(td.TableId))
 	}
-	if got := aws.ToString(td.TableArn); got != "arn:aws:dynamodb:us-east-1:000000000000:table/prov" {
+	if got := aws.ToString(td.TableArn); got != "arn:aws:dynamodb:us-east-1:123456789012:table/prov" {
 		t.Errorf("TableArn %s", got)
 	}
 	if td.CreationDateTime == nil || td.CreationDateTime.Before(before) || td.CreationDateTime.After(time.Now().Add(time.Second)) {
@@ -508,7 +508,7 @@ func TestDescribeAndDeleteErrors(t *testing.T) {
 		{"DescribeTable", "nope", "ResourceNotFoundException", "Requested resource not found: Table: nope not found"},
 		{"DescribeTable", "ab", "ResourceNotFoundException", "Requested resource not found: Table: ab not found"},
 		{"DeleteTable", "nope", "ResourceNotFoundException", "Requested resource not found: Table: nope not found"},
-		{"DescribeTable", "arn:aws:dynamodb:us-east-1:000000000000:table/gone", "ResourceNotFoundException", "Requested resource not found: Table: gone not found"},
+		{"DescribeTable", "arn:aws:dynamodb:us-east-1:123456789012:table/gone", "ResourceNotFoundException", "Requested resource not found: Table: gone not found"},
 		{"DescribeTable", "bad name!", "ValidationException", oneError + "Value 'bad name!' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"},
 		{"DeleteTable", strings.Repeat("x", 256), "ValidationException", oneError + "Value '" + strings.Repeat("x", 256) + "' at 'tableName' failed to satisfy constraint: Member must have length less than or equal to 255"},
 		{"DescribeTable", "", "ValidationException", "2 validation errors detected: Value '' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1"},

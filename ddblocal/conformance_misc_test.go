@@ -48,7 +48,7 @@ func tagsN(from, to int) []types.Tag {
 	return tags
 }
 
-func tableARN(name string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + name }
+func tableARN(name string) string { return "arn:aws:dynamodb:us-east-1:123456789012:table/" + name }
 
 func TestTagLifecycle(t *testing.T) {
 	t.Parallel()
@@ -166,6 +166,11 @@ func TestTagValidation(t *testing.T) {
 		return err
 	}
 	kv := func(k, v string) []types.Tag { return []types.Tag{{Key: aws.String(k), Value: aws.String(v)}} }
+	foreign := func(name string) string { return "arn:aws:dynamodb:us-east-1:000000000000:table/" + name }
+	denied := func(action, arn string) string {
+		return "User: arn:aws:iam::123456789012:root is not authorized to perform: dynamodb:" + action + " on resource: " + arn +
+			" because no resource-based policy allows the dynamodb:" + action + " action"
+	}
 	const invalid = "One or more parameter values were invalid: "
 	tests := []struct {
 		name string
@@ -180,8 +185,8 @@ func TestTagValidation(t *testing.T) {
 		{"missing table", tag(missing, one), "ResourceNotFoundException", "Requested resource not found: ResourceArn: " + missing + " not found"},
 		{"missing table, list", list(missing), "ResourceNotFoundException", "Requested resource not found: ResourceArn: " + missing + " not found"},
 		{"missing table, untag", untag(missing, "k"), "ResourceNotFoundException", "Requested resource not found: ResourceArn: " + missing + " not found"},
-		{"other region", tag("arn:aws:dynamodb:eu-west-2:000000000000:table/"+tbl, one), "ValidationException",
-			"Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:eu-west-2:000000000000:table/" + tbl},
+		{"other region", tag("arn:aws:dynamodb:eu-west-2:123456789012:table/"+tbl, one), "ValidationException",
+			"Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:eu-west-2:123456789012:table/" + tbl},
 		{"short table name", list(tableARN("ab")), "ValidationException", "Invalid TableArn: Invalid ResourceArn provided as input " + tableARN("ab")},
 		{"index ARN", list(arn + "/index/lsi"), "ValidationException",
 			invalid + "Invalid resource arn provided, only table or stream is accepted. Provided resource arn: " + arn + "/index/lsi"},
@@ -200,6 +205,14 @@ func TestTagValidation(t *testing.T) {
 		{"duplicate keys", tag(arn, append(kv("dup", "1"), kv("dup", "2")...)), "ValidationException",
 			"Duplicate Tag Keys provided as input: Duplicate Tag Key found dup"},
 		{"bad tag before missing table", tag(missing, kv("aws:x", "v")), "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:x"},
+		// Another account's table, existing or not, is not the caller's to
+		// tag or list: refused before the tags are looked at.
+		{"other account, list", list(foreign("no-such-table")), "AccessDeniedException", denied("ListTagsOfResource", foreign("no-such-table"))},
+		{"other account, existing name", tag(foreign(tbl), one), "AccessDeniedException", denied("TagResource", foreign(tbl))},
+		{"other account, bad tag", tag(foreign(tbl), kv("aws:x", "v")), "AccessDeniedException", denied("TagResource", foreign(tbl))},
+		{"other account, untag", untag(foreign(tbl), "k"), "AccessDeniedException", denied("UntagResource", foreign(tbl))},
+		{"other account, short name", list("arn:aws:dynamodb:us-east-1:000000000000:table/ab"), "ValidationException",
+			"Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:us-east-1:000000000000:table/ab"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { apiErr(t, tc.err, tc.typ, tc.want) })
@@ -403,4 +416,31 @@ func TestGetItemEmptyProjection(t *testing.T) {
 	if _, ok := body["Item"]; ok {
 		t.Fatalf("missing item: body %v, want no Item member", body)
 	}
+}
+
+// TestTagAccount checks the account a store is opened with is the one its
+// ARNs carry and the only one its tag operations accept.
+func TestTagAccount(t *testing.T) {
+	t.Parallel()
+	c := ddbtest.Start(t, ddblocal.Options{AccountID: "000000000000"}).Client()
+	out, err := c.CreateTable(bg, &dynamodb.CreateTableInput{TableName: aws.String("acct"), BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := aws.ToString(out.TableDescription.TableArn)
+	if arn != "arn:aws:dynamodb:us-east-1:000000000000:table/acct" {
+		t.Fatalf("TableArn %s", arn)
+	}
+	if _, err := c.TagResource(bg, &dynamodb.TagResourceInput{ResourceArn: &arn, Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}); err != nil {
+		t.Fatal(err)
+	}
+	missing := "arn:aws:dynamodb:us-east-1:000000000000:table/missing"
+	_, err = c.ListTagsOfResource(bg, &dynamodb.ListTagsOfResourceInput{ResourceArn: &missing})
+	apiErr(t, err, "ResourceNotFoundException", "Requested resource not found: ResourceArn: "+missing+" not found")
+	other := "arn:aws:dynamodb:us-east-1:123456789012:table/acct"
+	_, err = c.ListTagsOfResource(bg, &dynamodb.ListTagsOfResourceInput{ResourceArn: &other})
+	apiErr(t, err, "AccessDeniedException", "User: arn:aws:iam::000000000000:root is not authorized to perform: dynamodb:ListTagsOfResource on resource: "+
+		other+" because no resource-based policy allows the dynamodb:ListTagsOfResource action")
 }

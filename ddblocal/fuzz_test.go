@@ -107,7 +107,7 @@ var fuzzSeeds = []struct{ target, body string }{
 	{"ExecuteStatement", `{"Statement":"SELECT * FROM fuzz WHERE pk = ?","Parameters":[{"S":"k"}]}`},
 	{"ExecuteTransaction", `{"TransactStatements":[{"Statement":"UPDATE fuzz SET a = 1 WHERE pk = 'k' AND sk = 1"}]}`},
 	{"BatchExecuteStatement", `{"Statements":[{"Statement":"INSERT INTO fuzz VALUE {'pk':'i','sk':1}"}]}`},
-	{"ListTagsOfResource", `{"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/fuzz"}`},
+	{"ListTagsOfResource", `{"ResourceArn":"arn:aws:dynamodb:us-east-1:123456789012:table/fuzz"}`},
 	{"GetItem", `{"TableName":"fuzz","Key":{"pk":{"N":"1"},"sk":{"N":"1"}}}`},
 	{"PutItem", `{"TableName":"nope","Item":{"pk":{"S":"k"}}}`},
 	{"Query", `{"TableName":"fuzz","KeyConditionExpression":"pk = :p AND (sk > :a","ExpressionAttributeValues":{":p":{"S":"k"},":a":{"N":"x"}}}`},

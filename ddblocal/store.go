@@ -21,7 +21,11 @@ import (
 type Options struct {
 	// Dir is the data directory. Empty means an in-memory store.
 	Dir string
-	// Region and AccountID appear in ARNs. Defaults: us-east-1, 000000000000.
+	// Region and AccountID appear in ARNs. Defaults: us-east-1,
+	// 123456789012. The account is the caller's: ARNs naming another
+	// account are refused with AccessDeniedException where DynamoDB
+	// authorizes on them (tags, backups). It is not the all-zero
+	// placeholder, which real DynamoDB treats as a foreign account.
 	Region    string
 	AccountID string
 	// Logger receives the store's own log lines; nil discards them.
@@ -66,7 +70,7 @@ func Open(opts Options) (*Store, error) {
 		opts.Region = "us-east-1"
 	}
 	if opts.AccountID == "" {
-		opts.AccountID = "000000000000"
+		opts.AccountID = defaultAccountID
 	}
 	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, nextID: 1}
 	if s.log == nil {

@@ -13,7 +13,8 @@ import (
 //
 // DynamoDB validates a tag request synchronously and all or nothing, in
 // this order: the ResourceArn member, member constraints, the shape of the
-// ARN, the tag list, each tag, then the table's existence, and last the
+// ARN, its account (another account's table is AccessDeniedException), the
+// tag list, each tag, then the table's existence, and last the
 // 50-tag limit on the merged set. Tags only name tables: index, stream and
 // backup ARNs are refused. Unlike DynamoDB, a write is visible to the next
 // ListTagsOfResource at once (DynamoDB lags one to three seconds) and there
@@ -65,7 +66,7 @@ func (s *Store) tagResource(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	arn := *in.ResourceArn
-	if err := s.checkResourceARN(arn); err != nil {
+	if err := s.checkResourceARN("TagResource", arn); err != nil {
 		return nil, err
 	}
 	if len(in.Tags) == 0 {
@@ -119,7 +120,7 @@ func (s *Store) untagResource(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	arn := *in.ResourceArn
-	if err := s.checkResourceARN(arn); err != nil {
+	if err := s.checkResourceARN("UntagResource", arn); err != nil {
 		return nil, err
 	}
 	if len(in.TagKeys) == 0 {
@@ -166,7 +167,7 @@ func (s *Store) listTagsOfResource(ctx context.Context, body []byte) (any, error
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	if err := s.checkResourceARN(*in.ResourceArn); err != nil {
+	if err := s.checkResourceARN("ListTagsOfResource", *in.ResourceArn); err != nil {
 		return nil, err
 	}
 	t := s.table(tableNameOf(*in.ResourceArn))
@@ -208,10 +209,11 @@ func resourceARNNotFound(arn string) *apiError {
 	return notFound("Requested resource not found: ResourceArn: " + arn + " not found")
 }
 
-// checkResourceARN validates the ResourceArn of a tag request: a DynamoDB
-// table ARN of this store's region (any account is accepted, since the
-// store has a single one).
-func (s *Store) checkResourceARN(arn string) error {
+// checkResourceARN validates the ResourceArn of a tag request (action):
+// a DynamoDB table ARN of this store's region and account. A well-formed
+// table ARN of another account is refused as unauthorized, existing or
+// not.
+func (s *Store) checkResourceARN(action, arn string) error {
 	if !strings.HasPrefix(arn, "arn:") {
 		return invalidParam("ARNs must start with 'arn:': %s", arn)
 	}
@@ -230,7 +232,7 @@ func (s *Store) checkResourceARN(arn string) error {
 	case len(name) < 3 || len(name) > 255 || !namePattern.MatchString(name):
 		return invalidTableARN(arn)
 	case rest == "":
-		return nil
+		return s.foreignARN(action, arn)
 	case strings.HasPrefix(rest, "index/"):
 		return invalidParam("Invalid resource arn provided, only table or stream is accepted. Provided resource arn: %s", arn)
 	case strings.HasPrefix(rest, "stream/"):
