@@ -13,10 +13,10 @@ import (
 // themselves read ENABLED on every table, as they do in DynamoDB once a
 // new table has settled.
 //
-// On-demand backups are not supported: CreateBackup and the restore
-// operations stay unknown operations (UnknownOperationException), so a
-// caller learns at once that it cannot rely on them, while ListBackups
-// answers faithfully that there are no backups.
+// On-demand backups are real copies (ondemand.go, restore.go);
+// RestoreTableToPointInTime stays an unknown operation
+// (UnknownOperationException), so a caller learns at once that it cannot
+// rely on it.
 
 const (
 	defaultRecoveryDays = 35
@@ -149,32 +149,6 @@ type listBackupsInput struct {
 	TimeRangeUpperBound     *json.RawMessage `json:"TimeRangeUpperBound"`
 	ExclusiveStartBackupArn *string          `json:"ExclusiveStartBackupArn"`
 	BackupType              string           `json:"BackupType"`
-}
-
-// listBackups validates the request and lists no backups, since the
-// store makes none.
-func (s *Store) listBackups(ctx context.Context, body []byte) (any, error) {
-	var in listBackupsInput
-	if err := decode(body, &in); err != nil {
-		return nil, err
-	}
-	var c constraints
-	c.length("tableName", in.TableName, 3, 1024)
-	c.min("limit", in.Limit, 1)
-	c.max("limit", in.Limit, 100)
-	c.length("exclusiveStartBackupArn", in.ExclusiveStartBackupArn, 37, 1024)
-	c.enum("backupType", in.BackupType, "USER", "SYSTEM", "AWS_BACKUP", "ALL")
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	lo, hi, err := backupTimeRange(in.TimeRangeLowerBound, in.TimeRangeUpperBound)
-	if err != nil {
-		return nil, err
-	}
-	if lo != nil && hi != nil && *lo > *hi {
-		return nil, invalidParam("Time range lower bound must be less than or equal to upper bound")
-	}
-	return map[string]any{"BackupSummaries": []any{}}, nil
 }
 
 // backupTimeRange reads the optional epoch-seconds bounds of ListBackups.

@@ -67,6 +67,9 @@ type tableDef struct {
 	// PITR is the point-in-time recovery setting (backups.go); nil until
 	// UpdateContinuousBackups first enables it.
 	PITR *pitrState `json:"pitr,omitempty"`
+
+	// Restore is set on a table restored from a backup (restore.go).
+	Restore *restoreSummary `json:"restore,omitempty"`
 }
 
 // table is a live table: its definition (replaced whole on change) and
@@ -117,8 +120,10 @@ func (d *tableDef) isTableKey(name string) bool {
 //	0x00 'Q'                                   last stream sequence number (u64)
 //	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
 //	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
+//	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON, ondemand.go)
 //	0x01 <tableID u32> <indexID u16> <hash u32> <enc(hash key)> [enc(range key)] [base key, for indexes]
 //	0x02 <tableID u32> <sequence number u64>   stream record: created at, Unix ms (u64), then its JSON
+//	0x03 <backupID u32> <hash u32> <enc(hash key)> [enc(range key)]   backed-up item (binary)
 //
 // Index 0 is the base table. The 32-bit hash of the encoded partition key
 // comes first so that a Scan visits partitions in hash order (as DynamoDB

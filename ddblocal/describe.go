@@ -145,6 +145,9 @@ func (s *Store) describeDef(t *table, d *tableDef, o descOpts) map[string]any {
 	if d.StreamEnabled {
 		desc["StreamSpecification"] = map[string]any{"StreamEnabled": true, "StreamViewType": d.StreamViewType}
 	}
+	if d.Restore != nil && !o.deleted {
+		desc["RestoreSummary"] = d.Restore.describe(status == "CREATING")
+	}
 	if o.deleted {
 		return desc
 	}

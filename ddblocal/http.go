@@ -53,6 +53,10 @@ func (s *Store) operations() map[string]handlerFunc {
 		"DescribeContinuousBackups": s.describeContinuousBackups,
 		"UpdateContinuousBackups":   s.updateContinuousBackups,
 		"ListBackups":               s.listBackups,
+		"CreateBackup":              s.createBackup,
+		"DescribeBackup":            s.describeBackup,
+		"DeleteBackup":              s.deleteBackup,
+		"RestoreTableFromBackup":    s.restoreTableFromBackup,
 	}
 }
 

@@ -96,6 +96,10 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.recoverBackups(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.resumeBackfills(); err != nil {
 		db.Close()
 		return nil, err
