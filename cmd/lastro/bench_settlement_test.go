@@ -160,6 +160,7 @@ func BenchmarkSettlementWebhook(b *testing.B) {
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpu0 := processCPU()
 	start := time.Now()
 	for range clients {
 		wg.Add(1)
@@ -181,6 +182,7 @@ func BenchmarkSettlementWebhook(b *testing.B) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
@@ -194,4 +196,5 @@ func BenchmarkSettlementWebhook(b *testing.B) {
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(pct(0.999), "p99.9-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

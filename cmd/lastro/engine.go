@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -85,7 +86,15 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 		}
 		e.db = dynamodb.NewFromConfig(aws.Config{Region: "us-east-1",
 			Credentials: credentials.NewStaticCredentialsProvider("embedded", "embedded", "")},
-			func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+			func(o *dynamodb.Options) {
+				o.BaseEndpoint = aws.String(endpoint)
+				// Keep a connection per concurrent request to the embedded
+				// store: the SDK's default keeps 10 idle per host, so under
+				// load most calls paid for a new loopback connection.
+				o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+					tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
+				})
+			})
 	} else {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
