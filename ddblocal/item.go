@@ -242,14 +242,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, s.failedWrite(err, d, old)
 	}
-	u := newUsage(d.Name, false)
-	u.addWrite(d, old, item, 1)
-	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
-	if in.ReturnValues == "ALL_OLD" && old != nil {
-		out.Attributes = old
-	}
-	out.ItemCollection = s.collectionMetrics(d, item, in.ReturnItemCollectionMetrics)
-	return &out, nil
+	return s.replaceOutput(d, old, item, item, in.ReturnConsumedCapacity, in.ReturnValues, in.ReturnItemCollectionMetrics), nil
 }
 
 func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
@@ -305,14 +298,21 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, s.failedWrite(err, d, old)
 	}
+	return s.replaceOutput(d, old, nil, key, in.ReturnConsumedCapacity, in.ReturnValues, in.ReturnItemCollectionMetrics), nil
+}
+
+// replaceOutput answers a PutItem or DeleteItem that wrote new (nil for a
+// delete) over old: its capacity, the old item for ALL_OLD (the only
+// ReturnValues they accept) and the item collection metrics of key.
+func (s *Store) replaceOutput(d *tableDef, old, new, key av.Item, returnCapacity, returnValues, metrics string) *itemOutput {
 	u := newUsage(d.Name, false)
-	u.addWrite(d, old, nil, 1)
-	out := itemOutput{ConsumedCapacity: s.report(u, in.ReturnConsumedCapacity)}
-	if in.ReturnValues == "ALL_OLD" && old != nil {
+	u.addWrite(d, old, new, 1)
+	out := &itemOutput{ConsumedCapacity: s.report(u, returnCapacity)}
+	if returnValues == "ALL_OLD" && old != nil {
 		out.Attributes = old
 	}
-	out.ItemCollection = s.collectionMetrics(d, key, in.ReturnItemCollectionMetrics)
-	return &out, nil
+	out.ItemCollection = s.collectionMetrics(d, key, metrics)
+	return out
 }
 
 func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
