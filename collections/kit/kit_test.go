@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -310,5 +311,31 @@ func TestConcurrentConditionalWritesApplyOnce(t *testing.T) {
 	wg.Wait()
 	if ok != 1 {
 		t.Fatalf("%d writers won, want exactly 1", ok)
+	}
+}
+
+func TestQueryFilterDropsItemsAfterReadingThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tn := e.kit.Tenant("t1", []byte("cursor-secret"))
+	pk := keys.Debtor("t1", "d1")
+	puts := []kit.Item{item(pk, keys.Contract("C-1"), "type", "CONTRACT"), item(pk, keys.Installment("C-1", 1), "type", "INSTALLMENT")}
+	for i := range 5 {
+		puts = append(puts, item(pk, keys.Event("C-1", 1, time.Unix(int64(i), 0), "e"), "type", "EVENT", "pad", strings.Repeat("x", 1000)))
+	}
+	if err := tn.BatchWrite(ctx, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := keys.ContractRange("C-1")
+	f := expression.Name("type").NotEqual(expression.Value("EVENT"))
+	octx, usage := kit.Operation(ctx, "test.filter")
+	p, err := tn.QueryPage(octx, kit.Query{Partition: pk, Sort: kit.Between(lo, hi), Consistent: true, Filter: &f}, "")
+	if err != nil || len(p.Items) != 2 || p.Next != "" {
+		t.Fatalf("filtered query: %d items, %v", len(p.Items), err)
+	}
+	// The events were read (and paid for) even though they were not sent.
+	if usage.RRU() < 2 {
+		t.Fatalf("filtered query consumed %.1f RRU", usage.RRU())
 	}
 }
