@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/calendar"
@@ -58,6 +59,12 @@ type Contract struct {
 	Pages        int // Query pages it took (1 unless the contract's history is over 1 MB)
 }
 
+// The item types a contract read keeps (as the debtor package writes them).
+const (
+	headerType      = "CONTRACT"
+	installmentType = "INSTALLMENT"
+)
+
 // Installment returns the instalment seq, or nil.
 func (c *Contract) Installment(seq int) *Installment {
 	i := sort.Search(len(c.Installments), func(i int) bool { return c.Installments[i].Seq >= seq })
@@ -69,9 +76,11 @@ func (c *Contract) Installment(seq int) *Installment {
 
 // LoadContract reads a contract — header and instalments — with one
 // strongly consistent Query on the key range from the header to the last
-// instalment (keys.ContractRange), following pages only if the items in
-// between (agreements, charges, events) outgrow one. Nil when the
-// contract has no header.
+// instalment (keys.ContractRange). The items that sort in between
+// (agreements, charges, events) are dropped by a filter on their type:
+// they still cost read units, which grow with the contract's history, but
+// are not sent, decoded or unmarshalled (ADR 0010). Pages are followed only
+// if the range outgrows 1 MB. Nil when the contract has no header.
 func LoadContract(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) (*Contract, error) {
 	lo, hi := keys.ContractRange(contractID)
 	headerSK := keys.Contract(contractID)
@@ -79,8 +88,9 @@ func LoadContract(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID 
 	c := &Contract{}
 	found := false
 	cursor := ""
+	only := expression.Name("type").In(expression.Value(headerType), expression.Value(installmentType))
 	for {
-		page, err := db.QueryPage(ctx, kit.Query{Partition: keys.Debtor(tenantID, dk), Sort: kit.Between(lo, hi), Consistent: true}, cursor)
+		page, err := db.QueryPage(ctx, kit.Query{Partition: keys.Debtor(tenantID, dk), Sort: kit.Between(lo, hi), Consistent: true, Filter: &only}, cursor)
 		if err != nil {
 			return nil, fmt.Errorf("read contract: %w", err)
 		}

@@ -283,7 +283,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *charges.Cont
 	}
 	actions = append(actions, headerUpdate(t, pk, h, ch, alloc, p, ts))
 	ev, err := attributevalue.MarshalMap(debtor.Event{PK: pk, SK: evSK, Type: "EVENT", EventID: eventID, EventType: EvSettlementApplied,
-		ContractID: lk.ContractID, Seq: &lk.Seq, At: ts, ActorRole: "webhook", RequestID: p.SettlementID,
+		ContractID: lk.ContractID, Seq: &lk.Seq, At: ts, ActorRole: "webhook",
 		Details: eventDetails(p, payDate, h, pol, alloc, ch), Version: 1})
 	if err != nil {
 		return nil, err
@@ -323,9 +323,12 @@ func headerUpdate(t *tenant.Tenant, pk string, h charges.Header, ch ContractChan
 	upd := expression.Set(name("outstandingCents"), expression.Value(ch.OutstandingCents)).
 		Set(name("status"), expression.Value(ch.Status)).
 		Set(name("statusReason"), expression.Value(ch.StatusReason)).
-		Set(name("lastPaymentAt"), expression.Value(instant(p.PaidAt))).
 		Set(name("version"), expression.Value(h.Version+1)).
 		Set(name("updatedAt"), expression.Value(ts))
+	// The latest payment instant, whatever order the provider delivers in.
+	if prev, err := time.Parse(time.RFC3339Nano, h.LastPaymentAt); err != nil || p.PaidAt.After(prev) {
+		upd = upd.Set(name("lastPaymentAt"), expression.Value(instant(p.PaidAt)))
+	}
 	if alloc.CreditCents > 0 {
 		upd = upd.Set(name("creditCents"), expression.Value(h.CreditCents+alloc.CreditCents))
 	}
