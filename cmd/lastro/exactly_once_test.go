@@ -69,7 +69,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	}
 	all = interleaved
 
-	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	// First a store outage longer than the SDK's own retries: the webhook answers 503 and writes nothing, so the
 	// provider's retry is what applies it.
 	if err := te.store.SetFault(ddblocal.FaultRule{Kind: ddblocal.FaultInternalError, Operations: []string{"TransactWriteItems"}, Rate: 1, Count: 20}); err != nil {
