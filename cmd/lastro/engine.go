@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/labstack/echo/v4"
@@ -84,8 +83,10 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 		if err != nil {
 			return nil, err
 		}
-		e.db = dynamodb.NewFromConfig(aws.Config{Region: "us-east-1",
-			Credentials: credentials.NewStaticCredentialsProvider("embedded", "embedded", "")},
+		// Anonymous credentials: the embedded store does not check
+		// signatures, so the SDK skips SigV4 signing (a measurable share of
+		// each request's CPU) and nothing else changes on the wire.
+		e.db = dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
 			func(o *dynamodb.Options) {
 				o.BaseEndpoint = aws.String(endpoint)
 				// Keep a connection per concurrent request to the embedded
