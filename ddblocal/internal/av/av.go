@@ -6,11 +6,6 @@
 // values and shares the untouched ones.
 package av
 
-import (
-	"bytes"
-	"slices"
-)
-
 // Type is a DynamoDB data type descriptor.
 type Type uint8
 
@@ -83,75 +78,9 @@ func Bool(b bool) *Value { return &Value{T: BOOL, Bool: b} }
 func Null() *Value { return &Value{T: NULL} }
 
 // Equal reports whether a and b are the same value, with DynamoDB's
-// semantics: sets compare as sets, numbers by value.
-func Equal(a, b *Value) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	if a.T != b.T {
-		return false
-	}
-	switch a.T {
-	case S:
-		return a.Str == b.Str
-	case N:
-		return CompareNumbers(a.Str, b.Str) == 0
-	case B:
-		return bytes.Equal(a.Bin, b.Bin)
-	case BOOL:
-		return a.Bool == b.Bool
-	case NULL:
-		return true
-	case SS:
-		return sameStrings(a.Strs, b.Strs, func(x, y string) bool { return x == y })
-	case NS:
-		return sameStrings(a.Strs, b.Strs, func(x, y string) bool { return CompareNumbers(x, y) == 0 })
-	case BS:
-		if len(a.Bins) != len(b.Bins) {
-			return false
-		}
-		for _, x := range a.Bins {
-			if !slices.ContainsFunc(b.Bins, func(y []byte) bool { return bytes.Equal(x, y) }) {
-				return false
-			}
-		}
-		return true
-	case L:
-		if len(a.List) != len(b.List) {
-			return false
-		}
-		for i := range a.List {
-			if !Equal(a.List[i], b.List[i]) {
-				return false
-			}
-		}
-		return true
-	case M:
-		if len(a.Map) != len(b.Map) {
-			return false
-		}
-		for k, v := range a.Map {
-			w, ok := b.Map[k]
-			if !ok || !Equal(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func sameStrings(a, b []string, eq func(x, y string) bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.ContainsFunc(b, func(y string) bool { return eq(x, y) }) {
-			return false
-		}
-	}
-	return true
-}
+// semantics: sets compare as sets, numbers by value (every number the store
+// holds is canonical, so comparing their text is comparing their value).
+func Equal(a, b *Value) bool { return Same(a, b) }
 
 // Clone returns a shallow copy of the item (values are shared: they are
 // immutable).
