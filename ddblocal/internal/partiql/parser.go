@@ -1,6 +1,7 @@
 package partiql
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -641,43 +642,27 @@ func (p *parser) typeName() (string, error) {
 	return typ, nil
 }
 
-func (p *parser) additive() (Expr, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t := p.peek()
-		if t.kind != tPunct || (t.text != "+" && t.text != "-" && t.text != "||") {
-			return l, nil
-		}
-		p.i++
-		if err := p.rhs(); err != nil {
-			return nil, err
-		}
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: t.text, L: l, R: r, At: posOf(t)}
-	}
-}
+func (p *parser) additive() (Expr, error) { return p.leftAssoc(p.multiplicative, "+", "-", "||") }
 
-func (p *parser) multiplicative() (Expr, error) {
-	l, err := p.unary()
+func (p *parser) multiplicative() (Expr, error) { return p.leftAssoc(p.unary, "*", "/", "%") }
+
+// leftAssoc parses next (op next)* for left-associative operators of one
+// precedence level.
+func (p *parser) leftAssoc(next func() (Expr, error), ops ...string) (Expr, error) {
+	l, err := next()
 	if err != nil {
 		return nil, err
 	}
 	for {
 		t := p.peek()
-		if t.kind != tPunct || (t.text != "*" && t.text != "/" && t.text != "%") {
+		if t.kind != tPunct || !slices.Contains(ops, t.text) {
 			return l, nil
 		}
 		p.i++
 		if err := p.rhs(); err != nil {
 			return nil, err
 		}
-		r, err := p.unary()
+		r, err := next()
 		if err != nil {
 			return nil, err
 		}
