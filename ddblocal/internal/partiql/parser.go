@@ -482,43 +482,9 @@ func (p *parser) rhs() error {
 	return nil
 }
 
-func (p *parser) or() (Expr, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek().kw("OR") {
-		at := posOf(p.next())
-		if err := p.rhs(); err != nil {
-			return nil, err
-		}
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: "OR", L: l, R: r, At: at}
-	}
-	return l, nil
-}
+func (p *parser) or() (Expr, error) { return p.leftAssoc(p.and, keywordOp("OR")) }
 
-func (p *parser) and() (Expr, error) {
-	l, err := p.not()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek().kw("AND") {
-		at := posOf(p.next())
-		if err := p.rhs(); err != nil {
-			return nil, err
-		}
-		r, err := p.not()
-		if err != nil {
-			return nil, err
-		}
-		l = &Binary{Op: "AND", L: l, R: r, At: at}
-	}
-	return l, nil
-}
+func (p *parser) and() (Expr, error) { return p.leftAssoc(p.not, keywordOp("AND")) }
 
 func (p *parser) not() (Expr, error) {
 	if p.peek().kw("NOT") {
@@ -642,23 +608,39 @@ func (p *parser) typeName() (string, error) {
 	return typ, nil
 }
 
-func (p *parser) additive() (Expr, error) { return p.leftAssoc(p.multiplicative, "+", "-", "||") }
+func (p *parser) additive() (Expr, error) {
+	return p.leftAssoc(p.multiplicative, punctOp("+", "-", "||"))
+}
 
-func (p *parser) multiplicative() (Expr, error) { return p.leftAssoc(p.unary, "*", "/", "%") }
+func (p *parser) multiplicative() (Expr, error) { return p.leftAssoc(p.unary, punctOp("*", "/", "%")) }
 
-// leftAssoc parses next (op next)* for left-associative operators of one
-// precedence level.
-func (p *parser) leftAssoc(next func() (Expr, error), ops ...string) (Expr, error) {
+// opMatcher reports whether a token is one of a precedence level's binary
+// operators, and the operator's name.
+type opMatcher func(token) (op string, ok bool)
+
+// keywordOp matches a keyword operator (any case), named in upper case.
+func keywordOp(kw string) opMatcher {
+	return func(t token) (string, bool) { return kw, t.kw(kw) }
+}
+
+// punctOp matches punctuation operators.
+func punctOp(ops ...string) opMatcher {
+	return func(t token) (string, bool) { return t.text, t.kind == tPunct && slices.Contains(ops, t.text) }
+}
+
+// leftAssoc parses next (op next)* for the left-associative operators of
+// one precedence level.
+func (p *parser) leftAssoc(next func() (Expr, error), match opMatcher) (Expr, error) {
 	l, err := next()
 	if err != nil {
 		return nil, err
 	}
 	for {
-		t := p.peek()
-		if t.kind != tPunct || !slices.Contains(ops, t.text) {
+		op, ok := match(p.peek())
+		if !ok {
 			return l, nil
 		}
-		p.i++
+		at := posOf(p.next())
 		if err := p.rhs(); err != nil {
 			return nil, err
 		}
@@ -666,7 +648,7 @@ func (p *parser) leftAssoc(next func() (Expr, error), ops ...string) (Expr, erro
 		if err != nil {
 			return nil, err
 		}
-		l = &Binary{Op: t.text, L: l, R: r, At: posOf(t)}
+		l = &Binary{Op: op, L: l, R: r, At: at}
 	}
 }
 
