@@ -56,17 +56,8 @@ func (s *Store) tagResource(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.ResourceArn == nil {
-		return nil, validation("Invalid TableArn")
-	}
-	var c constraints
-	c.length("resourceArn", in.ResourceArn, 1, maxResourceARNLen)
-	c.notNull("tags", in.Tags == nil)
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	arn := *in.ResourceArn
-	if err := s.checkResourceARN("TagResource", arn); err != nil {
+	arn, err := s.tagTarget("TagResource", in.ResourceArn, "tags", in.Tags == nil)
+	if err != nil {
 		return nil, err
 	}
 	if len(in.Tags) == 0 {
@@ -85,7 +76,7 @@ func (s *Store) tagResource(ctx context.Context, body []byte) (any, error) {
 		seen[t.Key] = true
 		add = append(add, t)
 	}
-	err := s.changeTags(arn, func(cur []tag) ([]tag, error) {
+	err = s.changeTags(arn, func(cur []tag) ([]tag, error) {
 		out := append([]tag(nil), cur...)
 		for _, t := range add {
 			if i := tagIndex(out, t.Key); i >= 0 {
@@ -110,17 +101,8 @@ func (s *Store) untagResource(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.ResourceArn == nil {
-		return nil, validation("Invalid TableArn")
-	}
-	var c constraints
-	c.length("resourceArn", in.ResourceArn, 1, maxResourceARNLen)
-	c.notNull("tagKeys", in.TagKeys == nil)
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	arn := *in.ResourceArn
-	if err := s.checkResourceARN("UntagResource", arn); err != nil {
+	arn, err := s.tagTarget("UntagResource", in.ResourceArn, "tagKeys", in.TagKeys == nil)
+	if err != nil {
 		return nil, err
 	}
 	if len(in.TagKeys) == 0 {
@@ -135,7 +117,7 @@ func (s *Store) untagResource(ctx context.Context, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	err := s.changeTags(arn, func(cur []tag) ([]tag, error) {
+	err = s.changeTags(arn, func(cur []tag) ([]tag, error) {
 		out := make([]tag, 0, len(cur))
 		for _, t := range cur {
 			drop := false
@@ -159,20 +141,13 @@ func (s *Store) listTagsOfResource(ctx context.Context, body []byte) (any, error
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.ResourceArn == nil {
-		return nil, validation("Invalid TableArn")
-	}
-	var c constraints
-	c.length("resourceArn", in.ResourceArn, 1, maxResourceARNLen)
-	if err := c.err(); err != nil {
+	arn, err := s.tagTarget("ListTagsOfResource", in.ResourceArn, "", false)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.checkResourceARN("ListTagsOfResource", *in.ResourceArn); err != nil {
-		return nil, err
-	}
-	t := s.table(tableNameOf(*in.ResourceArn))
+	t := s.table(tableNameOf(arn))
 	if t == nil {
-		return nil, resourceARNNotFound(*in.ResourceArn)
+		return nil, resourceARNNotFound(arn)
 	}
 	// At most 50 tags: one page, never a NextToken.
 	tags := t.def.Load().Tags
@@ -180,6 +155,27 @@ func (s *Store) listTagsOfResource(ctx context.Context, body []byte) (any, error
 		tags = []tag{}
 	}
 	return map[string]any{"Tags": tags}, nil
+}
+
+// tagTarget validates the ResourceArn of a tagging operation, together with
+// its required list member (named member; missing when absent), in
+// DynamoDB's order, and returns the ARN.
+func (s *Store) tagTarget(op string, arn *string, member string, missing bool) (string, error) {
+	if arn == nil {
+		return "", validation("Invalid TableArn")
+	}
+	var c constraints
+	c.length("resourceArn", arn, 1, maxResourceARNLen)
+	if member != "" {
+		c.notNull(member, missing)
+	}
+	if err := c.err(); err != nil {
+		return "", err
+	}
+	if err := s.checkResourceARN(op, *arn); err != nil {
+		return "", err
+	}
+	return *arn, nil
 }
 
 // changeTags replaces a table's tags with what edit makes of them, under
