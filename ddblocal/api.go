@@ -157,9 +157,8 @@ type getItemInput struct {
 	ExpressionAttributeValues map[string]*av.Wire `json:"ExpressionAttributeValues"`
 }
 
-type putItemInput struct {
-	TableName                           *string                  `json:"TableName"`
-	Item                                av.WireItem              `json:"Item"`
+// writeOptions are the members PutItem, UpdateItem and DeleteItem share.
+type writeOptions struct {
 	ConditionExpression                 *string                  `json:"ConditionExpression"`
 	Expected                            map[string]*expectedAttr `json:"Expected"`
 	ConditionalOperator                 *string                  `json:"ConditionalOperator"`
@@ -168,34 +167,26 @@ type putItemInput struct {
 	ReturnItemCollectionMetrics         string                   `json:"ReturnItemCollectionMetrics"`
 	ReturnValuesOnConditionCheckFailure string                   `json:"ReturnValuesOnConditionCheckFailure"`
 	exprParams
+}
+
+type putItemInput struct {
+	TableName *string     `json:"TableName"`
+	Item      av.WireItem `json:"Item"`
+	writeOptions
 }
 
 type updateItemInput struct {
-	TableName                           *string                     `json:"TableName"`
-	Key                                 av.WireItem                 `json:"Key"`
-	UpdateExpression                    *string                     `json:"UpdateExpression"`
-	AttributeUpdates                    map[string]*attributeUpdate `json:"AttributeUpdates"`
-	ConditionExpression                 *string                     `json:"ConditionExpression"`
-	Expected                            map[string]*expectedAttr    `json:"Expected"`
-	ConditionalOperator                 *string                     `json:"ConditionalOperator"`
-	ReturnValues                        string                      `json:"ReturnValues"`
-	ReturnConsumedCapacity              string                      `json:"ReturnConsumedCapacity"`
-	ReturnItemCollectionMetrics         string                      `json:"ReturnItemCollectionMetrics"`
-	ReturnValuesOnConditionCheckFailure string                      `json:"ReturnValuesOnConditionCheckFailure"`
-	exprParams
+	TableName        *string                     `json:"TableName"`
+	Key              av.WireItem                 `json:"Key"`
+	UpdateExpression *string                     `json:"UpdateExpression"`
+	AttributeUpdates map[string]*attributeUpdate `json:"AttributeUpdates"`
+	writeOptions
 }
 
 type deleteItemInput struct {
-	TableName                           *string                  `json:"TableName"`
-	Key                                 av.WireItem              `json:"Key"`
-	ConditionExpression                 *string                  `json:"ConditionExpression"`
-	Expected                            map[string]*expectedAttr `json:"Expected"`
-	ConditionalOperator                 *string                  `json:"ConditionalOperator"`
-	ReturnValues                        string                   `json:"ReturnValues"`
-	ReturnConsumedCapacity              string                   `json:"ReturnConsumedCapacity"`
-	ReturnItemCollectionMetrics         string                   `json:"ReturnItemCollectionMetrics"`
-	ReturnValuesOnConditionCheckFailure string                   `json:"ReturnValuesOnConditionCheckFailure"`
-	exprParams
+	TableName *string     `json:"TableName"`
+	Key       av.WireItem `json:"Key"`
+	writeOptions
 }
 
 type queryInput struct {
