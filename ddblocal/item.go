@@ -173,6 +173,17 @@ func writeArgs(p exprParams, ce *string, expected map[string]*expectedAttr) expr
 	return ea
 }
 
+// frontEnd runs the checks DynamoDB's newer front end reports alone when
+// a PutItem, UpdateItem or DeleteItem carries its required members (the
+// item or key: hasRequired): an empty table name, then an unknown
+// ConditionalOperator.
+func (o *writeOptions) frontEnd(table *string, hasRequired bool) error {
+	if err := emptyTableName(table, hasRequired); err != nil {
+		return err
+	}
+	return unknownConditionalOperator(o.ConditionalOperator, table != nil, hasRequired)
+}
+
 // checkWriteReturnValues refuses the ReturnValues PutItem and DeleteItem do
 // not support.
 func checkWriteReturnValues(rv string) error {
@@ -187,10 +198,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := emptyTableName(in.TableName, in.Item != nil); err != nil {
-		return nil, err
-	}
-	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Item != nil); err != nil {
+	if err := in.frontEnd(in.TableName, in.Item != nil); err != nil {
 		return nil, err
 	}
 	var c constraints
@@ -250,10 +258,7 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := emptyTableName(in.TableName, in.Key != nil); err != nil {
-		return nil, err
-	}
-	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
+	if err := in.frontEnd(in.TableName, in.Key != nil); err != nil {
 		return nil, err
 	}
 	var c constraints
@@ -320,10 +325,7 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := emptyTableName(in.TableName, in.Key != nil); err != nil {
-		return nil, err
-	}
-	if err := unknownConditionalOperator(in.ConditionalOperator, in.TableName != nil, in.Key != nil); err != nil {
+	if err := in.frontEnd(in.TableName, in.Key != nil); err != nil {
 		return nil, err
 	}
 	if err := updateReturnValues(in.ReturnValues, in.TableName != nil, in.Key != nil); err != nil {
