@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"lastro/collections/calendar"
+	"lastro/contract"
 	"lastro/policy"
 )
 
@@ -204,5 +205,14 @@ func Apply(s State, a Assessment, paid Components) State {
 	s.FinePaidCents += paid.Fine
 	s.LateInterestPaidCents += paid.LateInterest
 	s.PaidCents += paid.Interest + paid.Principal
+	return s
+}
+
+// StateOf is a stored instalment as the arithmetic sees it.
+func StateOf(in *contract.Installment) State {
+	s := State{Seq: in.Seq, DueDate: in.Due(), PrincipalCents: in.PrincipalCents, InterestCents: in.InterestCents, PaidCents: in.PaidCents,
+		FineCents: in.FineCents, LateInterestCents: in.LateInterestCents, FinePaidCents: in.FinePaidCents,
+		LateInterestPaidCents: in.LateInterestPaidCents}
+	s.ChargedThrough, _ = calendar.Parse(in.ChargedThrough) // zero when never assessed
 	return s
 }

@@ -17,7 +17,7 @@ import (
 	"lastro/collections/idem"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/debtor"
+	"lastro/contract"
 	"lastro/policy"
 	"lastro/tenant"
 )
@@ -70,13 +70,34 @@ type Issued struct {
 	ContractID    string     `json:"contractId"`
 	Seq           int        `json:"seq"`
 	AmountCents   int64      `json:"amountCents"`
-	ExpiresAt     string     `json:"expiresAt"`   // RFC 3339: the end of ComputedFor in the tenant's time zone
-	ComputedFor   string     `json:"computedFor"` // the civil date the amount is due on
-	DueDate       string     `json:"dueDate"`
+	ExpiresAt     string     `json:"expiresAt"`   // RFC 3339 in the tenant's offset: the last instant the quote is honoured
+	Validity      Validity   `json:"validity"`    // which rule gave ExpiresAt
+	ComputedFor   string     `json:"computedFor"` // the civil date the amount is computed for
+	DueDate       string     `json:"dueDate"`     // the instalment's due date
 	DaysLate      int        `json:"daysLate"`
 	Breakdown     Components `json:"breakdown"`
 	ChargesPolicy string     `json:"chargesPolicy"`
 }
+
+// Validity says how long a charge is payable for its quoted amount: a Pix
+// charge for Seconds after it was created (the Central Bank's cob
+// calendario.expiracao, 24 hours by default), a boleto until the end of
+// its due date's civil day in the tenant's time zone.
+type Validity struct {
+	Rule    string `json:"rule" dynamodbav:"rule"`                           // PIX_EXPIRATION | BOLETO_DUE_DATE
+	Seconds int    `json:"seconds,omitempty" dynamodbav:"seconds,omitempty"` // PIX_EXPIRATION
+	DueDate string `json:"dueDate,omitempty" dynamodbav:"dueDate,omitempty"` // BOLETO_DUE_DATE
+}
+
+// Validity rules.
+const (
+	RulePixExpiration = "PIX_EXPIRATION"
+	RuleBoletoDueDate = "BOLETO_DUE_DATE"
+)
+
+// PixExpiration is a Pix charge's default validity (cob
+// calendario.expiracao = 86400 s).
+const PixExpiration = 24 * time.Hour
 
 // chargeItem is the charge in the debtor's collection.
 type chargeItem struct {
@@ -93,6 +114,7 @@ type chargeItem struct {
 	Breakdown     Components `dynamodbav:"breakdown"`
 	ChargesPolicy string     `dynamodbav:"chargesPolicy"`
 	ExpiresAt     string     `dynamodbav:"expiresAt"` // a string: the table's TTL ignores it (ADR 0009)
+	Validity      Validity   `dynamodbav:"validity"`
 	CreatedAt     string     `dynamodbav:"createdAt"`
 	Version       int        `dynamodbav:"version"`
 }
@@ -112,7 +134,24 @@ type Lookup struct {
 	AmountCents int64  `dynamodbav:"amountCents"`
 	ExpiresAt   string `dynamodbav:"expiresAt"`
 	CreatedAt   string `dynamodbav:"createdAt"`
-	Version     int    `dynamodbav:"version"`
+	// The quote: what the amount pays in full when paid within its
+	// validity (SPEC section 5, "Charges are quotes").
+	ComputedFor string     `dynamodbav:"computedFor,omitempty"`
+	Breakdown   Components `dynamodbav:"breakdown"`
+	Version     int        `dynamodbav:"version"`
+}
+
+// Quote is the amount the lookup's charge quoted, what it covered and
+// until when.
+func (l *Lookup) Quote() (computedFor calendar.Date, expires, created time.Time, err error) {
+	if computedFor, err = calendar.Parse(l.ComputedFor); err != nil {
+		return
+	}
+	if expires, err = time.Parse(time.RFC3339, l.ExpiresAt); err != nil {
+		return
+	}
+	created, err = time.Parse(time.RFC3339Nano, l.CreatedAt)
+	return
 }
 
 const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -147,14 +186,14 @@ var (
 )
 
 func (in Input) validate() error {
-	if err := debtor.ValidKey(in.DebtorKey); err != nil {
-		return err
+	if !keys.ValidDebtorKey(in.DebtorKey) {
+		return errs.E(errs.Invalid, "invalid_debtor_key", "debtorKey must be 16 lower-case hex characters")
 	}
 	if !keys.ValidIdentifier(in.ContractID) {
 		return errs.E(errs.Invalid, "invalid_contract_id", "contractId must be 1-64 of A-Z a-z 0-9 - _ .")
 	}
-	if in.Seq < 1 || in.Seq > debtor.MaxInstallments {
-		return errs.E(errs.Invalid, "invalid_seq", "seq must be 1-%d", debtor.MaxInstallments)
+	if in.Seq < 1 || in.Seq > contract.MaxInstallments {
+		return errs.E(errs.Invalid, "invalid_seq", "seq must be 1-%d", contract.MaxInstallments)
 	}
 	if in.Method != PIX && in.Method != BOLETO {
 		return errs.E(errs.Invalid, "invalid_method", "method must be PIX or BOLETO")
@@ -162,36 +201,37 @@ func (in Input) validate() error {
 	return nil
 }
 
-// Issue creates a charge for what an instalment owes: a Pix charge for
-// today, a boleto for the first business day from today (a boleto is paid
-// through clearing, on business days), each computed with the charges
-// policy version the contract was signed under and valid until the end of
-// that day in the tenant's time zone. The charge item and its lookup are
-// written in one transaction, so a webhook can never see one without the
-// other.
+// Issue creates a charge for what an instalment owes: a Pix charge
+// quoting today's amount, payable for 24 hours (PixExpiration); a boleto
+// quoting the amount on its due date, the first business day from today
+// (a boleto is paid through clearing, on business days), payable until
+// the end of that day in the tenant's time zone. Each is computed with the
+// charges policy version the contract was signed under. The charge item
+// and its lookup are written in one transaction, so a webhook can never
+// see one without the other.
 func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issued, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	ctx = kit.Within(ctx, "charge.issue")
-	c, err := LoadContract(ctx, s.db(t), t.ID, in.DebtorKey, in.ContractID)
+	c, err := contract.Load(ctx, s.db(t), t.ID, in.DebtorKey, in.ContractID)
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
 		return nil, errContractNotFound
 	}
-	if c.Header.Status == debtor.StatusSettled || c.Header.Status == debtor.StatusWrittenOff {
+	if c.Header.Status == contract.StatusSettled || c.Header.Status == contract.StatusWrittenOff {
 		return nil, errs.E(errs.Rule, "contract_closed", "the contract is %s", c.Header.Status)
 	}
 	inst := c.Installment(in.Seq)
 	if inst == nil {
 		return nil, errInstNotFound
 	}
-	if !debtor.IsOpen(inst.Status) {
+	if !inst.Open() {
 		return nil, errNotOpen
 	}
-	v, err := PolicyVersion(c.Header.ChargesPolicy)
+	v, err := contract.PolicyVersion(c.Header.ChargesPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -199,22 +239,26 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 	if err != nil {
 		return nil, err
 	}
-	st, err := inst.State()
-	if err != nil {
-		return nil, err
-	}
+	st := StateOf(inst)
 	now := s.clock.Now()
 	cal := t.Calendar()
 	payDate := calendar.Today(now, t.Location)
+	var validity Validity
+	var expires time.Time
 	if in.Method == BOLETO {
 		payDate = cal.Adjust(payDate)
+		validity = Validity{Rule: RuleBoletoDueDate, DueDate: payDate.String()}
+		expires = payDate.AddDays(1).Midnight(t.Location).Add(-time.Second)
+	} else {
+		validity = Validity{Rule: RulePixExpiration, Seconds: int(PixExpiration / time.Second)}
+		expires = now.Add(PixExpiration).Truncate(time.Second)
 	}
 	a, owed := AmountDue(p, cal, st, payDate)
 	if owed.Total() == 0 {
 		return nil, errNothingDue
 	}
-	expires := payDate.AddDays(1).Midnight(t.Location).Add(-time.Second).UTC().Format(time.RFC3339)
-	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(), ExpiresAt: expires,
+	exp := expires.In(t.Location).Format(time.RFC3339)
+	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(), ExpiresAt: exp, Validity: validity,
 		ComputedFor: payDate.String(), DueDate: inst.DueDate, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy}
 	ts := keys.Timestamp(now)
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
@@ -222,14 +266,14 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		out.ChargeID = s.newID(in.Method)
 		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
 			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
-			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: expires,
-			CreatedAt: ts, Version: 1})
+			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: exp,
+			Validity: validity, CreatedAt: ts, Version: 1})
 		if err != nil {
 			return nil, err
 		}
 		lookup, err := attributevalue.MarshalMap(Lookup{PK: keys.Charge(t.ID, out.ChargeID), SK: keys.ChargeSK, Type: "CHARGE_LOOKUP",
 			ChargeID: out.ChargeID, Method: in.Method, DebtorKey: in.DebtorKey, ContractID: in.ContractID, Seq: in.Seq,
-			AmountCents: out.AmountCents, ExpiresAt: expires, CreatedAt: ts, Version: 1})
+			AmountCents: out.AmountCents, ExpiresAt: exp, CreatedAt: ts, ComputedFor: out.ComputedFor, Breakdown: owed, Version: 1})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package debtor
 
 import (
+	"lastro/contract"
 	"testing"
 
 	"lastro/collections/kit"
@@ -13,7 +14,7 @@ func BenchmarkView360(b *testing.B) {
 	f := newFixture(b, "t-a")
 	a := f.tenant(b, "t-a")
 	dk := f.register(b, a, "52998224725")
-	if _, err := f.s.CreateContract(bg, a, dk, ContractInput{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
+	if _, err := f.c.Create(bg, a, dk, contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
 		b.Fatal(err)
 	}
 	putContacts(b, f, a, dk, 10)

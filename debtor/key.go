@@ -4,9 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 
 	"lastro/collections/errs"
+	"lastro/collections/keys"
 )
 
 // KeyLen is the debtor key's length in hex characters (64 bits): seed 001
@@ -23,12 +23,10 @@ func Key(secret []byte, digits string) string {
 	return hex.EncodeToString(m.Sum(nil))[:KeyLen]
 }
 
-var keyPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
-
 // ValidKey validates a debtor key taken from a request before it goes
 // into a table key.
 func ValidKey(k string) error {
-	if !keyPattern.MatchString(k) {
+	if !keys.ValidDebtorKey(k) {
 		return errs.E(errs.Invalid, "invalid_debtor_key", "debtorKey must be 16 lower-case hex characters")
 	}
 	return nil

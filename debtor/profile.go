@@ -18,6 +18,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
+	"lastro/contract"
 	"lastro/tenant"
 )
 
@@ -175,8 +176,8 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	if err != nil {
 		return nil, err
 	}
-	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDebtorRegistered,
+	id := contract.NewEventID()
+	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDebtorRegistered,
 		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
 		Details: map[string]any{"documentType": string(doc.Type), "keyVersion": t.KeyVersion}})
 	if err != nil {
@@ -300,8 +301,8 @@ func (s *Service) Reveal(ctx context.Context, t *tenant.Tenant, dk string, in Re
 		return nil, fmt.Errorf("stored document does not validate")
 	}
 	now := s.clock.Now()
-	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDocumentRevealed,
+	id := contract.NewEventID()
+	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDocumentRevealed,
 		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
 		Details: map[string]any{"reason": reason, "documentType": rec.DocumentType}})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
@@ -16,6 +17,8 @@ import (
 	"lastro/collections/pii"
 	"lastro/collections/secret"
 	"lastro/collections/table"
+	"lastro/collections/web"
+	"lastro/contract"
 	"lastro/ddblocal/ddbtest"
 	"lastro/policy"
 	"lastro/tenant"
@@ -28,6 +31,7 @@ var testNow = time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	s        *Service
+	c        *contract.Service
 	kit      *kit.Kit
 	tenants  *tenant.Service
 	policies *policy.Service
@@ -55,7 +59,8 @@ func newFixture(t testing.TB, tenantIDs ...string) *fixture {
 		t.Fatal(err)
 	}
 	pol := policy.NewService(k, tenants, c)
-	return &fixture{s: NewService(Deps{Kit: k, Tenants: tenants, Policies: pol, Sealer: sealer, Clock: c}), kit: k, tenants: tenants, policies: pol, clock: c}
+	return &fixture{s: NewService(Deps{Kit: k, Tenants: tenants, Sealer: sealer, Clock: c}),
+		c: contract.NewService(contract.Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c}), kit: k, tenants: tenants, policies: pol, clock: c}
 }
 
 func (f *fixture) tenant(t testing.TB, id string) *tenant.Tenant {
@@ -89,11 +94,11 @@ func code(err error) string { _, c, _ := errs.Public(err); return c }
 
 var actor = Actor{Role: "operator", RequestID: "req-1"}
 
-func monthly(first string, n int, principal, interest int64) []InstallmentInput {
+func monthly(first string, n int, principal, interest int64) []contract.InstallmentInput {
 	d := calendar.MustParse(first)
-	out := make([]InstallmentInput, n)
+	out := make([]contract.InstallmentInput, n)
 	for i := range out {
-		out[i] = InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: Cents(principal), InterestCents: Cents(interest)}
+		out[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: contract.Cents(principal), InterestCents: contract.Cents(interest)}
 	}
 	return out
 }
@@ -210,8 +215,8 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
-	cur, err := f.s.CreateContract(bg, a, dk, ContractInput{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-10-10", 12, 41230, 7560)}, actor)
-	if err != nil || cur.Status != StatusActive || cur.Bucket != nil || *cur.NextAction != policy.DueCheck || *cur.NextActionDate != "2026-10-14" ||
+	cur, err := f.c.Create(bg, a, dk, contract.Input{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-10-10", 12, 41230, 7560)}, actor)
+	if err != nil || cur.Status != contract.StatusActive || cur.Bucket != nil || *cur.NextAction != policy.DueCheck || *cur.NextActionDate != "2026-10-14" ||
 		cur.OutstandingCents != 12*(41230+7560) || cur.ChargesPolicy != "CP#v0000" || cur.DunningPolicy != "DP#v0000" || cur.Transactions != 1 {
 		t.Fatalf("current contract: %v %+v", err, cur)
 	}
@@ -220,9 +225,9 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = f.tenant(t, "t-a")
-	del, err := f.s.CreateContract(bg, a, dk, ContractInput{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: monthly("2026-08-10", 12, 10000, 500)}, actor)
-	if err != nil || del.Status != StatusInCollection || *del.OldestOverdueDueDate != "2026-08-10" || del.DaysPastDue != 45 ||
-		*del.Bucket != B031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
+	del, err := f.c.Create(bg, a, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: monthly("2026-08-10", 12, 10000, 500)}, actor)
+	if err != nil || del.Status != contract.StatusInCollection || *del.OldestOverdueDueDate != "2026-08-10" || del.DaysPastDue != 45 ||
+		*del.Bucket != regua.B031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
 		t.Fatalf("delinquent contract: %v %+v", err, del)
 	}
 	tn := f.kit.Tenant(a.ID, a.CursorKey())
@@ -233,8 +238,8 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 		return ""
 	}
 	h, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-OLD")}, true)
-	shard := Shard("C-OLD", a.Shards)
-	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, B031_060) ||
+	shard := contract.Shard("C-OLD", a.Shards)
+	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, regua.B031_060) ||
 		s(h, "tenantId") != a.ID || s(h, "nextActionDate") != "2026-09-24" || s(h, "chargesPolicy") != "CP#v0001" || s(h, "type") != "CONTRACT" {
 		t.Fatalf("header keys: %v", h)
 	}
@@ -243,11 +248,12 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 		t.Fatalf("a current contract is not in the portfolio and kept its policy: %v", c)
 	}
 	in, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 2)}, true)
-	if s(in, "status") != InstOverdue || s(in, "originalDueDate") != "2026-09-10" || s(in, "dueDate") != "2026-09-10" {
+	// Lateness is derived from today on every read, never stored.
+	if s(in, "status") != contract.InstOpen || s(in, "originalDueDate") != "2026-09-10" || s(in, "dueDate") != "2026-09-10" {
 		t.Fatalf("instalment 2: %v", in)
 	}
 	in, _ = tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 3)}, true)
-	if s(in, "status") != InstOpen {
+	if s(in, "status") != contract.InstOpen {
 		t.Fatalf("instalment 3 (due 2026-10-10) is open: %v", in)
 	}
 }
@@ -257,48 +263,48 @@ func TestContractRejectsBadInputAndWritesNothing(t *testing.T) {
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
-	ok := func() ContractInput {
-		return ContractInput{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-10-10", 3, 1000, 100)}
+	ok := func() contract.Input {
+		return contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-10-10", 3, 1000, 100)}
 	}
-	if _, err := f.s.CreateContract(bg, a, dk, ok(), actor); err != nil {
+	if _, err := f.c.Create(bg, a, dk, ok(), actor); err != nil {
 		t.Fatal(err)
 	}
 	before := len(f.items(t, a, dk))
 	tests := []struct {
 		name string
 		dk   string
-		mod  func(*ContractInput)
+		mod  func(*contract.Input)
 		code string
 	}{
-		{"duplicate contract id", dk, func(*ContractInput) {}, "contract_exists"},
-		{"unknown debtor", "00000000000000ff", func(c *ContractInput) { c.ContractID = "C-2" }, "debtor_not_found"},
-		{"malformed debtor key", "T#x", func(c *ContractInput) { c.ContractID = "C-2" }, "invalid_debtor_key"},
-		{"hash in contract id", dk, func(c *ContractInput) { c.ContractID = "C#2" }, "invalid_contract_id"},
-		{"empty contract id", dk, func(c *ContractInput) { c.ContractID = "" }, "invalid_contract_id"},
-		{"65-char contract id", dk, func(c *ContractInput) { c.ContractID = fmt.Sprintf("%065d", 1) }, "invalid_contract_id"},
-		{"bad product", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.ProductCode = "crediário" }, "invalid_product_code"},
-		{"no instalments", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments = nil }, "invalid_installments"},
-		{"1000 instalments", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments = monthly("2026-10-10", 1000, 1, 0) }, "too_many_installments"},
-		{"negative cents", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].PrincipalCents = "-100" }, "invalid_amount"},
-		{"fractional cents", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "12.5" }, "invalid_amount"},
-		{"exponent cents", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "1e3" }, "invalid_amount"},
-		{"string cents", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].InterestCents = `"100"` }, "invalid_amount"},
-		{"missing cents", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "" }, "invalid_amount"},
-		{"zero instalment", dk, func(c *ContractInput) {
+		{"duplicate contract id", dk, func(*contract.Input) {}, "contract_exists"},
+		{"unknown debtor", "00000000000000ff", func(c *contract.Input) { c.ContractID = "C-2" }, "debtor_not_found"},
+		{"malformed debtor key", "T#x", func(c *contract.Input) { c.ContractID = "C-2" }, "invalid_debtor_key"},
+		{"hash in contract id", dk, func(c *contract.Input) { c.ContractID = "C#2" }, "invalid_contract_id"},
+		{"empty contract id", dk, func(c *contract.Input) { c.ContractID = "" }, "invalid_contract_id"},
+		{"65-char contract id", dk, func(c *contract.Input) { c.ContractID = fmt.Sprintf("%065d", 1) }, "invalid_contract_id"},
+		{"bad product", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.ProductCode = "crediário" }, "invalid_product_code"},
+		{"no instalments", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments = nil }, "invalid_installments"},
+		{"1000 instalments", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments = monthly("2026-10-10", 1000, 1, 0) }, "too_many_installments"},
+		{"negative cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].PrincipalCents = "-100" }, "invalid_amount"},
+		{"fractional cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "12.5" }, "invalid_amount"},
+		{"exponent cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "1e3" }, "invalid_amount"},
+		{"string cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = `"100"` }, "invalid_amount"},
+		{"missing cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "" }, "invalid_amount"},
+		{"zero instalment", dk, func(c *contract.Input) {
 			c.ContractID = "C-2"
 			c.Installments[1].PrincipalCents, c.Installments[1].InterestCents = "0", "0"
 		}, "invalid_amount"},
-		{"impossible date", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[0].DueDate = "2026-02-30" }, "invalid_date"},
-		{"instant as date", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[0].DueDate = "2026-10-10T00:00:00Z" }, "invalid_date"},
-		{"seq zero", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[0].Seq = 0 }, "invalid_seq"},
-		{"seq 1000", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[0].Seq = 1000 }, "invalid_seq"},
-		{"seq twice", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Installments[1].Seq = 1 }, "duplicate_seq"},
-		{"other currency", dk, func(c *ContractInput) { c.ContractID = "C-2"; c.Currency = "USD" }, "invalid_currency"},
+		{"impossible date", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[0].DueDate = "2026-02-30" }, "invalid_date"},
+		{"instant as date", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[0].DueDate = "2026-10-10T00:00:00Z" }, "invalid_date"},
+		{"seq zero", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[0].Seq = 0 }, "invalid_seq"},
+		{"seq 1000", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[0].Seq = 1000 }, "invalid_seq"},
+		{"seq twice", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].Seq = 1 }, "duplicate_seq"},
+		{"other currency", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Currency = "USD" }, "invalid_currency"},
 	}
 	for _, tt := range tests {
 		in := ok()
 		tt.mod(&in)
-		if _, err := f.s.CreateContract(bg, a, tt.dk, in, actor); code(err) != tt.code {
+		if _, err := f.c.Create(bg, a, tt.dk, in, actor); code(err) != tt.code {
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
 		}
 	}
@@ -315,8 +321,8 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
-	in := ContractInput{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: monthly("2026-10-05", 999, 100, 1)}
-	out, err := f.s.CreateContract(bg, a, dk, in, actor)
+	in := contract.Input{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: monthly("2026-10-05", 999, 100, 1)}
+	out, err := f.c.Create(bg, a, dk, in, actor)
 	if err != nil || out.Installments != 999 || out.Transactions != 11 {
 		t.Fatalf("999 instalments: %v %+v", err, out)
 	}
@@ -324,7 +330,7 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 	if n := len(f.items(t, a, dk)); n != 4+999 {
 		t.Fatalf("%d items", n)
 	}
-	page, err := f.s.Installments(bg, a, dk, "C-BIG", "all", MaxLimit, "")
+	page, err := f.c.Installments(bg, a, dk, "C-BIG", "all", web.MaxLimit, "")
 	if err != nil || len(page.Items) != 999 || page.Items[998].Seq != 999 {
 		t.Fatalf("AP02 over 999: %v %d", err, len(page.Items))
 	}
@@ -338,17 +344,17 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 	}
 	other := in
 	other.Installments = monthly("2026-10-05", 150, 200, 1)
-	if _, err := f.s.CreateContract(bg, a, dk, other, actor); code(err) != "contract_creation_pending" {
+	if _, err := f.c.Create(bg, a, dk, other, actor); code(err) != "contract_creation_pending" {
 		t.Fatalf("other body over orphans: %v", err)
 	}
-	small := ContractInput{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: monthly("2026-10-05", 3, 200, 1)}
-	if _, err := f.s.CreateContract(bg, a, dk, small, actor); code(err) != "contract_creation_pending" {
+	small := contract.Input{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: monthly("2026-10-05", 3, 200, 1)}
+	if _, err := f.c.Create(bg, a, dk, small, actor); code(err) != "contract_creation_pending" {
 		t.Fatalf("small body over orphans: %v", err)
 	}
-	if out, err := f.s.CreateContract(bg, a, dk, in, actor); err != nil || out.Transactions != 11 {
+	if out, err := f.c.Create(bg, a, dk, in, actor); err != nil || out.Transactions != 11 {
 		t.Fatalf("resume: %v %+v", err, out)
 	}
-	if _, err := f.s.CreateContract(bg, a, dk, in, actor); code(err) != "contract_exists" {
+	if _, err := f.c.Create(bg, a, dk, in, actor); code(err) != "contract_exists" {
 		t.Fatalf("after completion: %v", err)
 	}
 }
@@ -377,7 +383,7 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
-	if _, err := f.s.CreateContract(bg, a, dk, ContractInput{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
+	if _, err := f.c.Create(bg, a, dk, contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
 		t.Fatal(err)
 	}
 	putContacts(t, f, a, dk, 10)
@@ -395,7 +401,7 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		t.Fatalf("360: %+v", v)
 	}
 	c := v.Contracts[0]
-	if c.DaysPastDue != 45 || *c.Bucket != B031_060 || len(c.Events) != 1 || c.Installments[0].Seq != 1 || !c.Installments[1].Late || c.Installments[1].DaysPastDue != 14 {
+	if c.DaysPastDue != 45 || *c.Bucket != regua.B031_060 || len(c.Events) != 1 || c.Installments[0].Seq != 1 || !c.Installments[1].Late || c.Installments[1].DaysPastDue != 14 {
 		t.Fatalf("contract in 360: %+v", c)
 	}
 	if v.Contacts[0]["SK"] != nil || v.Contacts[0]["channel"] != "SMS" || v.Contacts[0]["at"].(string) < v.Contacts[9]["at"].(string) {
@@ -403,16 +409,16 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 	}
 
 	ctx, u = kit.Operation(bg, "test.ap02")
-	open, err := f.s.Installments(ctx, a, dk, "C-1", "open", DefaultListLimit, "")
+	open, err := f.c.Installments(ctx, a, dk, "C-1", "open", web.DefaultListLimit, "")
 	if err != nil || u.Calls("Query") != 1 || u.Calls("") != 1 || len(open.Items) != 12 || open.Items[0].DueDate != "2026-08-10" {
 		t.Fatalf("AP02: %v %d calls, %+v", err, u.Calls(""), open)
 	}
 	ctx, u = kit.Operation(bg, "test.ap09")
-	evs, err := f.s.Events(ctx, a, dk, "C-1", "0", DefaultListLimit, "")
-	if err != nil || u.Calls("Query") != 1 || u.Calls("") != 1 || len(evs.Items) != 1 || evs.Items[0].EventType != EvContractCreated {
+	evs, err := f.c.Events(ctx, a, dk, "C-1", "0", web.DefaultListLimit, "")
+	if err != nil || u.Calls("Query") != 1 || u.Calls("") != 1 || len(evs.Items) != 1 || evs.Items[0].EventType != contract.EvContractCreated {
 		t.Fatalf("AP09: %v %d calls %+v", err, u.Calls(""), evs)
 	}
-	if e, err := f.s.Events(bg, a, dk, "C-1", "7", DefaultListLimit, ""); err != nil || len(e.Items) != 0 {
+	if e, err := f.c.Events(bg, a, dk, "C-1", "7", web.DefaultListLimit, ""); err != nil || len(e.Items) != 0 {
 		t.Fatalf("AP09 seq 7: %v %+v", err, e)
 	}
 	for _, tt := range []struct {
@@ -421,11 +427,11 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		code string
 	}{
 		{"360 unknown debtor", func() error { _, err := f.s.View(bg, a, "00000000000000ff", 10, ""); return err }, "debtor_not_found"},
-		{"AP02 unknown contract", func() error { _, err := f.s.Installments(bg, a, dk, "C-9", "open", 10, ""); return err }, "contract_not_found"},
-		{"AP02 bad status", func() error { _, err := f.s.Installments(bg, a, dk, "C-1", "late", 10, ""); return err }, "invalid_status"},
-		{"AP09 unknown contract", func() error { _, err := f.s.Events(bg, a, dk, "C-9", "0", 10, ""); return err }, "contract_not_found"},
-		{"AP09 bad seq", func() error { _, err := f.s.Events(bg, a, dk, "C-1", "1000", 10, ""); return err }, "invalid_seq"},
-		{"AP09 bad contract id", func() error { _, err := f.s.Events(bg, a, dk, "C#1", "0", 10, ""); return err }, "invalid_contract_id"},
+		{"AP02 unknown contract", func() error { _, err := f.c.Installments(bg, a, dk, "C-9", "open", 10, ""); return err }, "contract_not_found"},
+		{"AP02 bad status", func() error { _, err := f.c.Installments(bg, a, dk, "C-1", "late", 10, ""); return err }, "invalid_status"},
+		{"AP09 unknown contract", func() error { _, err := f.c.Events(bg, a, dk, "C-9", "0", 10, ""); return err }, "contract_not_found"},
+		{"AP09 bad seq", func() error { _, err := f.c.Events(bg, a, dk, "C-1", "1000", 10, ""); return err }, "invalid_seq"},
+		{"AP09 bad contract id", func() error { _, err := f.c.Events(bg, a, dk, "C#1", "0", 10, ""); return err }, "invalid_contract_id"},
 	} {
 		if err := tt.err(); code(err) != tt.code {
 			t.Errorf("%s: %v", tt.name, err)
@@ -433,6 +439,7 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 	}
 	// Paginated 360: pages of 5 items cover the partition once.
 	seen, cursor := 0, ""
+	headers := map[string]bool{}
 	for page := 0; page < 20; page++ {
 		v, err := f.s.View(bg, a, dk, 5, cursor)
 		if err != nil {
@@ -440,9 +447,10 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		}
 		for _, c := range v.Contracts {
 			seen += len(c.Installments) + len(c.Events)
-			if c.HeaderOnPage {
-				seen++
+			if c.Status == "" || c.OutstandingCents == 0 {
+				t.Errorf("page %d shows contract %s without its header's facts: %+v", page, c.ContractID, c.Facts)
 			}
+			headers[c.ContractID] = true
 		}
 		seen += len(v.Contacts) + len(v.Events)
 		if v.Profile != nil {
@@ -453,6 +461,7 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		}
 		cursor = *v.NextCursor
 	}
+	seen += len(headers)
 	if want := 1 + 1 + 1 + 12 + 1 + 10; seen != want {
 		t.Fatalf("paginated 360 saw %d items, want %d", seen, want)
 	}
@@ -463,11 +472,11 @@ func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
-	in := func(id string) ContractInput {
-		return ContractInput{ContractID: id, ProductCode: "P", Installments: []InstallmentInput{{Seq: 1, DueDate: "2026-10-09", PrincipalCents: Cents(100), InterestCents: Cents(0)}}}
+	in := func(id string) contract.Input {
+		return contract.Input{ContractID: id, ProductCode: "P", Installments: []contract.InstallmentInput{{Seq: 1, DueDate: "2026-10-09", PrincipalCents: contract.Cents(100), InterestCents: contract.Cents(0)}}}
 	}
 	// Friday Oct 9 is payable that day; Monday Oct 12 is a national holiday.
-	out, err := f.s.CreateContract(bg, a, dk, in("C-1"), actor)
+	out, err := f.c.Create(bg, a, dk, in("C-1"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-13" {
 		t.Fatalf("national calendar: %v %+v", err, out)
 	}
@@ -485,7 +494,7 @@ func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
 		t.Fatalf("holidays: %v", a.Holidays)
 	}
 	// With the tenant's holiday on Friday, it is payable on Tuesday 13.
-	out, err = f.s.CreateContract(bg, a, dk, in("C-2"), actor)
+	out, err = f.c.Create(bg, a, dk, in("C-2"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-14" {
 		t.Fatalf("tenant calendar: %v %+v", err, out)
 	}

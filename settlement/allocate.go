@@ -16,9 +16,14 @@ type Request struct {
 	Calendar    *calendar.Calendar
 	PayDate     calendar.Date // the payment's civil date in the tenant's time zone
 	AmountCents int64
-	TargetSeq   int             // the instalment the charge was issued for
-	Open        []charges.State // the contract's open instalments
-	MaxLines    int             // most instalments one payment may touch; 0 for no limit
+	TargetSeq   int // the instalment the charge was issued for
+	// QuoteDate, when set, is the date the charge's quote was computed
+	// for: the charged instalment is assessed as of then, so a payment of
+	// the quote within its validity pays what the quote covered in full
+	// (SPEC section 5, "Charges are quotes").
+	QuoteDate calendar.Date
+	Open      []charges.State // the contract's open instalments
+	MaxLines  int             // most instalments one payment may touch; 0 for no limit
 }
 
 // Line is what a payment did to one instalment.
@@ -39,20 +44,25 @@ type Allocation struct {
 }
 
 // Allocate imputes a payment: first to the charged instalment, then, when
-// money is left, to the other open instalments oldest first (due date,
-// then sequence); each instalment's late charges become fact as of the pay
-// date before the money is split over its components in the policy's
-// order; whatever is left after every open instalment is paid becomes
-// contract credit. An instalment that is not touched gets no charges
-// assessed: charges become fact only with a payment.
+// money is left, to the other instalments overdue or due by the pay date,
+// oldest first (due date, then sequence); each instalment's late charges
+// become fact as of the pay date (the charged one's as of its quote)
+// before the money is split over its components in the policy's order.
+// Whatever is left becomes contract credit: future instalments are not
+// prepaid at face value, since early payment is owed a proportional
+// interest rebate (CDC art. 52 §2) this engine does not model; the credit
+// is applied to each instalment when it falls due. An instalment that is
+// not touched gets no charges assessed: charges become fact only with a
+// payment.
 func Allocate(r Request) Allocation {
 	order := r.Policy.ImputationOrder
 	queue := make([]charges.State, 0, len(r.Open))
 	var rest []charges.State
 	for _, s := range r.Open {
-		if s.Seq == r.TargetSeq {
+		switch {
+		case s.Seq == r.TargetSeq:
 			queue = append(queue, s)
-		} else {
+		case !s.DueDate.After(r.PayDate):
 			rest = append(rest, s)
 		}
 	}
@@ -70,7 +80,11 @@ func Allocate(r Request) Allocation {
 		if left == 0 || (r.MaxLines > 0 && len(out.Lines) == r.MaxLines) {
 			break
 		}
-		a, owed := charges.AmountDue(r.Policy, r.Calendar, s, r.PayDate)
+		on := r.PayDate
+		if s.Seq == r.TargetSeq && !r.QuoteDate.IsZero() {
+			on = r.QuoteDate
+		}
+		a, owed := charges.AmountDue(r.Policy, r.Calendar, s, on)
 		if owed.Total() == 0 {
 			continue
 		}

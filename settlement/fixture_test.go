@@ -2,7 +2,7 @@ package settlement
 
 import (
 	"context"
-	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 	"lastro/collections/pii"
 	"lastro/collections/secret"
 	"lastro/collections/table"
+	"lastro/contract"
 	"lastro/ddblocal"
 	"lastro/ddblocal/ddbtest"
 	"lastro/debtor"
@@ -29,16 +30,17 @@ var bg = context.Background()
 var testNow = time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
-	store    *ddblocal.Store
-	kit      *kit.Kit
-	tenants  *tenant.Service
-	policies *policy.Service
-	debtors  *debtor.Service
-	charges  *charges.Service
-	s        *Service
-	clock    *clock.Manual
-	t        *tenant.Tenant
-	docs     int
+	store     *ddblocal.Store
+	kit       *kit.Kit
+	tenants   *tenant.Service
+	policies  *policy.Service
+	debtors   *debtor.Service
+	contracts *contract.Service
+	charges   *charges.Service
+	s         *Service
+	clock     *clock.Manual
+	t         *tenant.Tenant
+	docs      int
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -62,9 +64,10 @@ func newFixture(t testing.TB) *fixture {
 	}
 	pol := policy.NewService(k, tenants, c)
 	f := &fixture{store: srv.Store, kit: k, tenants: tenants, policies: pol, clock: c,
-		debtors: debtor.NewService(debtor.Deps{Kit: k, Tenants: tenants, Policies: pol, Sealer: sealer, Clock: c}),
-		charges: charges.NewService(charges.Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c}),
-		s:       NewService(Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c})}
+		debtors:   debtor.NewService(debtor.Deps{Kit: k, Tenants: tenants, Sealer: sealer, Clock: c}),
+		contracts: contract.NewService(contract.Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c}),
+		charges:   charges.NewService(charges.Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c}),
+		s:         NewService(Deps{Kit: k, Tenants: tenants, Policies: pol, Clock: c})}
 	f.t, err = tenants.Get(bg, "t-pay")
 	if err != nil {
 		t.Fatal(err)
@@ -77,21 +80,7 @@ func (f *fixture) db() *kit.Tenant { return f.kit.Tenant(f.t.ID, f.t.CursorKey()
 // cpf returns a valid synthetic CPF, a different one per call.
 func (f *fixture) cpf() string {
 	f.docs++
-	base := fmt.Sprintf("%09d", 100000000+f.docs*7919)
-	digit := func(s string, w int) byte {
-		sum := 0
-		for i := range s {
-			sum += int(s[i]-'0') * (w - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		return byte('0' + r)
-	}
-	d1 := digit(base, 10)
-	d2 := digit(base+string(d1), 11)
-	return base + string(d1) + string(d2)
+	return debtor.GenerateCPF(rand.New(rand.NewPCG(uint64(f.docs), 7919))).Formatted()
 }
 
 // contract registers a debtor and signs a contract of n monthly
@@ -103,11 +92,11 @@ func (f *fixture) contract(t testing.TB, id, first string, n int) string {
 		t.Fatal(err)
 	}
 	d := calendar.MustParse(first)
-	insts := make([]debtor.InstallmentInput, n)
+	insts := make([]contract.InstallmentInput, n)
 	for i := range insts {
-		insts[i] = debtor.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: debtor.Cents(90000), InterestCents: debtor.Cents(10000)}
+		insts[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: contract.Cents(90000), InterestCents: contract.Cents(10000)}
 	}
-	if _, err := f.debtors.CreateContract(bg, f.t, r.DebtorKey, debtor.ContractInput{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, debtor.Actor{Role: "operator"}); err != nil {
+	if _, err := f.contracts.Create(bg, f.t, r.DebtorKey, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, contract.Actor{Role: "operator"}); err != nil {
 		t.Fatal(err)
 	}
 	return r.DebtorKey
@@ -122,9 +111,9 @@ func (f *fixture) charge(t testing.TB, dk, contractID string, seq int) *charges.
 	return c
 }
 
-func (f *fixture) load(t testing.TB, dk, contractID string) *charges.Contract {
+func (f *fixture) load(t testing.TB, dk, contractID string) *contract.Contract {
 	t.Helper()
-	c, err := charges.LoadContract(bg, f.db(), f.t.ID, dk, contractID)
+	c, err := contract.Load(bg, f.db(), f.t.ID, dk, contractID)
 	if err != nil || c == nil {
 		t.Fatalf("load contract: %v %v", c, err)
 	}
@@ -179,7 +168,7 @@ func (f *fixture) agenda(t testing.TB, date string, shard int) []string {
 	}
 	var ids []string
 	for _, it := range p.Items {
-		var h debtor.ContractHeader
+		var h contract.Header
 		_ = attributevalue.UnmarshalMap(it, &h)
 		ids = append(ids, h.ContractID)
 	}
@@ -195,7 +184,7 @@ func (f *fixture) portfolio(t testing.TB, bucket string) []string {
 	}
 	var ids []string
 	for _, it := range p.Items {
-		var h debtor.ContractHeader
+		var h contract.Header
 		_ = attributevalue.UnmarshalMap(it, &h)
 		ids = append(ids, h.ContractID)
 	}

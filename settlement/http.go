@@ -13,7 +13,6 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/web"
-	"lastro/debtor"
 	"lastro/tenant"
 )
 
@@ -64,9 +63,6 @@ func (s *Service) webhook(c echo.Context) error {
 	p, err := Decode(body)
 	if err != nil {
 		return err
-	}
-	if p.PaidAt.After(now.Add(Window)) {
-		return errs.E(errs.Invalid, "invalid_paid_at", "paidAt is in the future")
 	}
 	out, err := s.Apply(ctx, t, p)
 	if err != nil {
@@ -119,7 +115,7 @@ func (s *Service) listUnmatched(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := debtor.ParseLimit(c.QueryParam("limit"), debtor.DefaultListLimit)
+	limit, err := web.ParseLimit(c.QueryParam("limit"), web.DefaultListLimit)
 	if err != nil {
 		return err
 	}

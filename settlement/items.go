@@ -23,6 +23,8 @@ const (
 const (
 	ReasonChargeNotFound   = "CHARGE_NOT_FOUND"
 	ReasonContractNotFound = "CONTRACT_NOT_FOUND"
+	ReasonPaidBeforeCharge = "PAID_BEFORE_CHARGE" // paidAt earlier than the charge's creation
+	ReasonPaidInFuture     = "PAID_IN_FUTURE"     // paidAt after the settlement was received
 )
 
 // stlItem is the settlement record, PK T#<t>#STL#<settlementId>, SK STL.
@@ -30,25 +32,32 @@ const (
 // payment, it IS the idempotency record (AP07): it lives as long as the
 // fact, unlike a ClientRequestToken's ten minutes. No personal data.
 type stlItem struct {
-	PK             string   `dynamodbav:"PK"`
-	SK             string   `dynamodbav:"SK"`
-	Type           string   `dynamodbav:"type"`
-	SettlementID   string   `dynamodbav:"settlementId"`
-	ChargeID       string   `dynamodbav:"chargeId"`
-	AmountCents    int64    `dynamodbav:"amountCents"`
-	PaidAt         string   `dynamodbav:"paidAt"`
-	ReceivedAt     string   `dynamodbav:"receivedAt"`
-	Outcome        string   `dynamodbav:"outcome"`
-	Reason         string   `dynamodbav:"reason,omitempty"`
-	DebtorKey      string   `dynamodbav:"debtorKey,omitempty"`
-	ContractID     string   `dynamodbav:"contractId,omitempty"`
-	Seq            int      `dynamodbav:"seq,omitempty"`
-	AppliedTo      []string `dynamodbav:"appliedTo,omitempty"` // sort keys of the instalments paid
-	AppliedCents   int64    `dynamodbav:"appliedCents"`
-	CreditCents    int64    `dynamodbav:"creditCents"`
-	ContractStatus string   `dynamodbav:"contractStatus,omitempty"`
-	EventSK        string   `dynamodbav:"eventSK,omitempty"`
-	Version        int      `dynamodbav:"version"`
+	PK             string    `dynamodbav:"PK"`
+	SK             string    `dynamodbav:"SK"`
+	Type           string    `dynamodbav:"type"`
+	SettlementID   string    `dynamodbav:"settlementId"`
+	ChargeID       string    `dynamodbav:"chargeId"`
+	AmountCents    int64     `dynamodbav:"amountCents"`
+	PaidAt         string    `dynamodbav:"paidAt"`
+	ReceivedAt     string    `dynamodbav:"receivedAt"`
+	Outcome        string    `dynamodbav:"outcome"`
+	Reason         string    `dynamodbav:"reason,omitempty"`
+	DebtorKey      string    `dynamodbav:"debtorKey,omitempty"`
+	ContractID     string    `dynamodbav:"contractId,omitempty"`
+	Seq            int       `dynamodbav:"seq,omitempty"`
+	AppliedTo      []Applied `dynamodbav:"appliedTo,omitempty"`
+	AppliedCents   int64     `dynamodbav:"appliedCents"`
+	CreditCents    int64     `dynamodbav:"creditCents"`
+	ContractStatus string    `dynamodbav:"contractStatus,omitempty"`
+	QuoteHonoured  bool      `dynamodbav:"quoteHonoured,omitempty"`
+	Version        int       `dynamodbav:"version"`
+}
+
+// Applied is what a settlement paid on one instalment of its contract.
+type Applied struct {
+	Seq     int   `json:"seq" dynamodbav:"seq"`
+	Cents   int64 `json:"cents" dynamodbav:"cents"`
+	Settled bool  `json:"settled" dynamodbav:"settled"` // the instalment is paid
 }
 
 // suspenseItem lists an unmatched settlement for reconciliation, PK
@@ -69,25 +78,26 @@ type suspenseItem struct {
 // Outcome is the webhook's answer: what happened to the settlement, the
 // first time it was applied when it is a duplicate.
 type Outcome struct {
-	Status         string   `json:"status"`  // applied | already_applied | unmatched
-	Outcome        string   `json:"outcome"` // APPLIED | UNMATCHED, as first recorded
-	SettlementID   string   `json:"settlementId"`
-	ChargeID       string   `json:"chargeId"`
-	AmountCents    int64    `json:"amountCents"`
-	AppliedCents   int64    `json:"appliedCents"`
-	CreditCents    int64    `json:"creditCents"`
-	ContractID     string   `json:"contractId,omitempty"`
-	Seq            int      `json:"seq,omitempty"`
-	AppliedTo      []string `json:"appliedTo,omitempty"`
-	ContractStatus string   `json:"contractStatus,omitempty"`
-	Reason         string   `json:"reason,omitempty"`
-	ReceivedAt     string   `json:"receivedAt"`
+	Status         string    `json:"status"`  // applied | already_applied | unmatched
+	Outcome        string    `json:"outcome"` // APPLIED | UNMATCHED, as first recorded
+	SettlementID   string    `json:"settlementId"`
+	ChargeID       string    `json:"chargeId"`
+	AmountCents    int64     `json:"amountCents"`
+	AppliedCents   int64     `json:"appliedCents"`
+	CreditCents    int64     `json:"creditCents"`
+	ContractID     string    `json:"contractId,omitempty"`
+	Seq            int       `json:"seq,omitempty"`
+	AppliedTo      []Applied `json:"appliedTo,omitempty"` // instalments of ContractID
+	ContractStatus string    `json:"contractStatus,omitempty"`
+	QuoteHonoured  bool      `json:"quoteHonoured"` // the charge's quote was paid within its validity
+	Reason         string    `json:"reason,omitempty"`
+	ReceivedAt     string    `json:"receivedAt"`
 }
 
 func (it stlItem) outcome(status string) *Outcome {
 	return &Outcome{Status: status, Outcome: it.Outcome, SettlementID: it.SettlementID, ChargeID: it.ChargeID, AmountCents: it.AmountCents,
 		AppliedCents: it.AppliedCents, CreditCents: it.CreditCents, ContractID: it.ContractID, Seq: it.Seq, AppliedTo: it.AppliedTo,
-		ContractStatus: it.ContractStatus, Reason: it.Reason, ReceivedAt: it.ReceivedAt}
+		ContractStatus: it.ContractStatus, QuoteHonoured: it.QuoteHonoured, Reason: it.Reason, ReceivedAt: it.ReceivedAt}
 }
 
 func instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -3,12 +3,11 @@ package settlement
 import (
 	"errors"
 	"fmt"
+	"lastro/contract"
 	"sync"
 	"testing"
 
-	"lastro/charges"
 	"lastro/collections/calendar"
-	"lastro/debtor"
 	"lastro/policy"
 )
 
@@ -25,9 +24,9 @@ func paidContractHasNoContact(t *testing.T, f *fixture, dk, id string, settled b
 	t.Helper()
 	h := f.load(t, dk, id).Header
 	switch {
-	case settled && (h.Status != debtor.StatusSettled || h.NextAction != "" || h.GSI1PK != ""):
+	case settled && (h.Status != contract.StatusSettled || h.NextAction != "" || h.GSI1PK != ""):
 		t.Fatalf("%s: settled contract keeps %q on %q (%s)", id, h.NextAction, h.NextActionDate, h.Status)
-	case !settled && (h.Status != debtor.StatusActive || h.NextAction != policy.DueCheck || h.OldestOverdueDueDate != ""):
+	case !settled && (h.Status != contract.StatusActive || h.NextAction != policy.DueCheck || h.OldestOverdueDueDate != ""):
 		t.Fatalf("%s: cured contract keeps %q on %q (%s)", id, h.NextAction, h.NextActionDate, h.Status)
 	}
 	for _, c := range f.agenda(t, contactDate.String(), h.Shard) {
@@ -41,21 +40,23 @@ func paidContractHasNoContact(t *testing.T, f *fixture, dk, id string, settled b
 // and an agenda reschedule of the same contract.
 func TestSettlementAndRescheduleRace(t *testing.T) {
 	t.Parallel()
-	for _, settled := range []bool{false, true} {
+	// overpaid: the rest becomes credit and the contract is cured all
+	// the same (future instalments are not prepaid).
+	for _, overpaid := range []bool{false, true} {
 		amount := func(due int64) int64 {
-			if settled {
+			if overpaid {
 				return due + 200000
 			}
 			return due
 		}
-		t.Run(fmt.Sprintf("settled=%t/settlement between the reschedule's read and write", settled), func(t *testing.T) {
+		t.Run(fmt.Sprintf("overpaid=%t/settlement between the reschedule's read and write", overpaid), func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			dk, ch := lateContract(t, f, "C-r")
 			read, resume := make(chan int), make(chan struct{})
 			errc := make(chan error, 1)
 			go func() { // the agenda worker
-				c, err := charges.LoadContract(bg, f.db(), f.t.ID, dk, "C-r")
+				c, err := contract.Load(bg, f.db(), f.t.ID, dk, "C-r")
 				if err != nil {
 					read <- 0
 					errc <- err
@@ -64,7 +65,7 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 				v := c.Header.Version
 				read <- v
 				<-resume
-				errc <- f.debtors.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate)
+				errc <- f.contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate)
 			}()
 			<-read
 			out, err := f.s.Apply(bg, f.t, pay("stl-r", ch.ChargeID, amount(ch.AmountCents), paidAt))
@@ -72,12 +73,12 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 				t.Fatalf("settlement: %+v %v", out, err)
 			}
 			close(resume)
-			if err := <-errc; !errors.Is(err, debtor.ErrStale) {
+			if err := <-errc; !errors.Is(err, contract.ErrStale) {
 				t.Fatalf("the reschedule of a contract paid meanwhile: %v", err)
 			}
-			paidContractHasNoContact(t, f, dk, "C-r", settled)
+			paidContractHasNoContact(t, f, dk, "C-r", false)
 		})
-		t.Run(fmt.Sprintf("settled=%t/reschedule between the settlement's read and write", settled), func(t *testing.T) {
+		t.Run(fmt.Sprintf("overpaid=%t/reschedule between the settlement's read and write", overpaid), func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			dk, ch := lateContract(t, f, "C-r")
@@ -90,7 +91,7 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 				// The worker reads the contract (still late) and moves it to
 				// a contact action, committing before the payment does.
 				v := f.load(t, dk, "C-r").Header.Version
-				if err := f.debtors.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate); err != nil {
+				if err := f.contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate); err != nil {
 					t.Errorf("reschedule: %v", err)
 				}
 			}
@@ -98,7 +99,7 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 			if err != nil || out.Status != StatusApplied || attempts != 2 {
 				t.Fatalf("settlement: %+v %v after %d attempts", out, err, attempts)
 			}
-			paidContractHasNoContact(t, f, dk, "C-r", settled)
+			paidContractHasNoContact(t, f, dk, "C-r", false)
 		})
 	}
 }
@@ -120,7 +121,7 @@ func TestSettlementAndRescheduleAtTheSameInstant(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			rerr = f.debtors.Reschedule(bg, f.t, dk, id, v, contact, contactDate)
+			rerr = f.contracts.Reschedule(bg, f.t, dk, id, v, contact, contactDate)
 		}()
 		go func() {
 			defer wg.Done()
@@ -132,7 +133,7 @@ func TestSettlementAndRescheduleAtTheSameInstant(t *testing.T) {
 		if serr != nil {
 			t.Fatalf("%s: settlement: %v", id, serr)
 		}
-		if rerr != nil && !errors.Is(rerr, debtor.ErrStale) {
+		if rerr != nil && !errors.Is(rerr, contract.ErrStale) {
 			t.Fatalf("%s: reschedule: %v", id, rerr)
 		}
 		paidContractHasNoContact(t, f, dk, id, false)

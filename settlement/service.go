@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/debtor"
+	"lastro/contract"
 	"lastro/policy"
 	"lastro/tenant"
 )
@@ -34,8 +35,9 @@ const (
 )
 
 // maxLines keeps a transaction within DynamoDB's 100 actions: the STL
-// item, the header and the event take three.
-const maxLines = 97
+// item and the header, and per instalment touched its update and its
+// event (2 + 2k ≤ 100).
+const maxLines = 49
 
 // Service applies settlements.
 type Service struct {
@@ -93,13 +95,16 @@ func (s *Service) Apply(ctx context.Context, t *tenant.Tenant, p Payload) (*Outc
 	if err := attributevalue.UnmarshalMap(it, &lk); err != nil {
 		return nil, fmt.Errorf("settlement: decode charge: %w", err)
 	}
+	if reason := implausible(p, lk, received); reason != "" {
+		return s.unmatched(ctx, t, p, received, reason)
+	}
 	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
 		if attempt > 1 {
 			if err := s.backoff(ctx, attempt-1); err != nil {
 				return nil, err
 			}
 		}
-		c, err := charges.LoadContract(ctx, db, t.ID, lk.DebtorKey, lk.ContractID)
+		c, err := contract.Load(ctx, db, t.ID, lk.DebtorKey, lk.ContractID)
 		if err != nil {
 			return nil, err
 		}
@@ -207,6 +212,25 @@ func (s *Service) unmatched(ctx context.Context, t *tenant.Tenant, p Payload, re
 	return nil, errContended
 }
 
+// maxFuture is how far after its reception a payment instant may be: a
+// provider's clock a little ahead (within the signature window) is
+// tolerated; a later instant is a wrong payload, kept in suspense rather
+// than refused, so the money is never dropped.
+const maxFuture = Window
+
+// implausible says why a settlement's payment instant cannot be applied
+// to its charge ("" when it can): paid before the charge existed, or in
+// the future. Such a settlement goes to suspense with the reason.
+func implausible(p Payload, lk charges.Lookup, received time.Time) string {
+	if created, err := time.Parse(time.RFC3339Nano, lk.CreatedAt); err == nil && p.PaidAt.Before(created.Truncate(time.Second)) {
+		return ReasonPaidBeforeCharge
+	}
+	if p.PaidAt.After(received.Add(maxFuture)) {
+		return ReasonPaidInFuture
+	}
+	return ""
+}
+
 // write is one attempt's transaction and the record it commits.
 type write struct {
 	stl     stlItem
@@ -215,11 +239,14 @@ type write struct {
 
 // prepare computes the payment on the contract as read and builds the
 // transaction: the STL item (attribute_not_exists, action 0), the
-// instalments and the header (each conditioned on the version read) and
-// the event with the whole computation.
-func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *charges.Contract, lk charges.Lookup, p Payload, now time.Time) (*write, error) {
-	h := c.Header
-	cv, err := charges.PolicyVersion(h.ChargesPolicy)
+// instalments touched and the header (each conditioned on the version
+// read, through contract.Save) and one event under each instalment
+// touched, with the whole computation, so AP09 of any of them shows the
+// payment (SPEC section 5).
+func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Contract, lk charges.Lookup, p Payload, now time.Time) (*write, error) {
+	h := &c.Header
+	before := *h
+	cv, err := contract.PolicyVersion(h.ChargesPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +254,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *charges.Cont
 	if err != nil {
 		return nil, err
 	}
-	dv, err := charges.PolicyVersion(h.DunningPolicy)
+	dv, err := contract.PolicyVersion(h.DunningPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -237,144 +264,119 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *charges.Cont
 	}
 	cal := t.Calendar()
 	var open []charges.State
-	byseq := map[int]charges.Installment{}
-	for _, in := range c.Installments {
-		byseq[in.Seq] = in
-		if !debtor.IsOpen(in.Status) {
-			continue
+	for i := range c.Installments {
+		if in := &c.Installments[i]; in.Open() {
+			open = append(open, charges.StateOf(in))
 		}
-		st, err := in.State()
-		if err != nil {
-			return nil, err
-		}
-		open = append(open, st)
 	}
 	payDate := calendar.Of(p.PaidAt, t.Location)
-	alloc := Allocate(Request{Policy: pol, Calendar: cal, PayDate: payDate, AmountCents: p.AmountCents, TargetSeq: lk.Seq, Open: open, MaxLines: maxLines})
-	today := calendar.Today(now, t.Location)
-	if h.Status == debtor.StatusSettled {
+	req := Request{Policy: pol, Calendar: cal, PayDate: payDate, AmountCents: p.AmountCents, TargetSeq: lk.Seq, Open: open, MaxLines: maxLines}
+	quoted := quoteHonoured(lk, p)
+	if quoted {
+		req.QuoteDate, _ = calendar.Parse(lk.ComputedFor)
+	}
+	alloc := Allocate(req)
+	if h.Status == contract.StatusSettled {
 		// A contract already paid off keeps the money as credit.
 		alloc = Allocation{Lines: []Line{}, CreditCents: p.AmountCents}
 	}
-	ch := planContract(h, c.Installments, alloc, today, cal, dunning)
-	if h.Status == debtor.StatusSettled {
-		ch = ContractChange{Status: h.Status, StatusReason: h.StatusReason}
+	for _, l := range alloc.Lines {
+		in := c.Installment(l.Seq)
+		a := l.After
+		in.PaidCents, in.FineCents, in.LateInterestCents = a.PaidCents, a.FineCents, a.LateInterestCents
+		in.FinePaidCents, in.LateInterestPaidCents = a.FinePaidCents, a.LateInterestPaidCents
+		in.InterestPaidCents += l.Paid.Interest
+		if !a.ChargedThrough.IsZero() {
+			in.ChargedThrough = a.ChargedThrough.String()
+		}
+		if l.Settled {
+			in.Status = contract.InstPaid
+		}
 	}
+	h.CreditCents += alloc.CreditCents
+	// The latest payment instant, whatever order the provider delivers in.
+	if prev, err := time.Parse(time.RFC3339Nano, h.LastPaymentAt); err != nil || p.PaidAt.After(prev) {
+		h.LastPaymentAt = instant(p.PaidAt)
+	}
+	today := calendar.Today(now, t.Location)
+	c.Refresh(today, cal, dunning)
+	cured := before.OldestOverdueDueDate != "" && h.OldestOverdueDueDate == ""
 
 	pk := keys.Debtor(t.ID, lk.DebtorKey)
 	ts := keys.Timestamp(now)
-	eventID := debtor.NewEventID()
-	evSK := keys.Event(lk.ContractID, lk.Seq, now, eventID)
 	spk, ssk := settlementKey(t.ID, p.SettlementID)
 	stl := stlItem{PK: spk, SK: ssk, Type: "SETTLEMENT", SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
 		PaidAt: instant(p.PaidAt), ReceivedAt: ts, Outcome: OutcomeApplied, DebtorKey: lk.DebtorKey, ContractID: lk.ContractID, Seq: lk.Seq,
-		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: ch.Status, EventSK: evSK, Version: 1}
+		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: h.Status, QuoteHonoured: quoted, Version: 1}
 	for _, l := range alloc.Lines {
-		stl.AppliedTo = append(stl.AppliedTo, keys.Installment(lk.ContractID, l.Seq))
+		stl.AppliedTo = append(stl.AppliedTo, Applied{Seq: l.Seq, Cents: l.Paid.Total(), Settled: l.Settled})
+	}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	summary := map[string]any{
+		"settlementId": p.SettlementID, "chargeId": p.ChargeID, "chargedSeq": lk.Seq, "amountCents": p.AmountCents, "paidAt": instant(p.PaidAt),
+		"payDate": payDate.String(), "quoteHonoured": quoted, "chargesPolicy": h.ChargesPolicy, "finePercent": pol.View().FinePercent,
+		"lateInterestMonthlyPercent": pol.View().LateInterestMonthlyPercent, "imputationOrder": pol.ImputationOrder,
+		"appliedCents": alloc.AppliedCents, "creditCents": alloc.CreditCents, "statusBefore": before.Status, "statusAfter": h.Status,
+		"statusReason": h.StatusReason, "outstandingBefore": before.OutstandingCents, "outstandingAfter": h.OutstandingCents, "cured": cured,
+	}
+	var events []kit.Item
+	event := func(seq int, details map[string]any) error {
+		id := contract.NewEventID()
+		ev, err := attributevalue.MarshalMap(contract.Event{PK: pk, SK: keys.Event(lk.ContractID, seq, now, id), Type: contract.TypeEvent,
+			EventID: id, EventType: EvSettlementApplied, ContractID: lk.ContractID, Seq: &seq, At: ts, ActorRole: "webhook",
+			Details: details, Version: 1})
+		events = append(events, ev)
+		return err
+	}
+	for _, l := range alloc.Lines {
+		d := maps.Clone(summary)
+		d["line"] = lineDetails(l)
+		if err := event(l.Seq, d); err != nil {
+			return nil, err
+		}
+	}
+	if len(alloc.Lines) == 0 {
+		// Nothing owed took the money (a contract paid off): the event is
+		// the contract's own.
+		if err := event(0, summary); err != nil {
+			return nil, err
+		}
 	}
 	stlAV, err := attributevalue.MarshalMap(stl)
 	if err != nil {
 		return nil, err
 	}
-	notExists := expression.AttributeNotExists(expression.Name("PK"))
-	actions := []kit.Action{kit.PutAction(stlAV, &notExists)}
-	for _, l := range alloc.Lines {
-		actions = append(actions, installmentUpdate(pk, lk.ContractID, byseq[l.Seq], l))
-	}
-	actions = append(actions, headerUpdate(t, pk, h, ch, alloc, p, ts))
-	ev, err := attributevalue.MarshalMap(debtor.Event{PK: pk, SK: evSK, Type: "EVENT", EventID: eventID, EventType: EvSettlementApplied,
-		ContractID: lk.ContractID, Seq: &lk.Seq, At: ts, ActorRole: "webhook",
-		Details: eventDetails(p, payDate, h, pol, alloc, ch), Version: 1})
+	writes, err := c.Save(now)
 	if err != nil {
 		return nil, err
 	}
-	actions = append(actions, kit.PutAction(ev, &notExists))
+	actions := append([]kit.Action{kit.PutAction(stlAV, &notExists)}, writes...)
+	for _, ev := range events {
+		actions = append(actions, kit.PutAction(ev, &notExists))
+	}
 	return &write{stl: stl, actions: actions}, nil
 }
 
-// EvSettlementApplied is the event a settlement writes on the charged
-// instalment's audit trail (AP09).
+// quoteHonoured reports whether a payment pays its charge's quote: at
+// least the quoted amount, within the charge's validity.
+func quoteHonoured(lk charges.Lookup, p Payload) bool {
+	_, expires, _, err := lk.Quote()
+	return err == nil && p.AmountCents >= lk.AmountCents && !p.PaidAt.After(expires)
+}
+
+// EvSettlementApplied is the event a settlement writes on the audit trail
+// (AP09) of every instalment it touched.
 const EvSettlementApplied = "SettlementApplied"
 
-func installmentUpdate(pk, contractID string, in charges.Installment, l Line) kit.Action {
-	a := l.After
-	upd := expression.Set(expression.Name("paidCents"), expression.Value(a.PaidCents)).
-		Set(expression.Name("fineCents"), expression.Value(a.FineCents)).
-		Set(expression.Name("lateInterestCents"), expression.Value(a.LateInterestCents)).
-		Set(expression.Name("finePaidCents"), expression.Value(a.FinePaidCents)).
-		Set(expression.Name("lateInterestPaidCents"), expression.Value(a.LateInterestPaidCents)).
-		Set(expression.Name("version"), expression.Value(in.Version+1))
-	if !a.ChargedThrough.IsZero() {
-		upd = upd.Set(expression.Name("chargedThrough"), expression.Value(a.ChargedThrough.String()))
-	}
-	if l.Settled {
-		upd = upd.Set(expression.Name("status"), expression.Value(debtor.InstPaid))
-	}
-	cond := expression.Name("version").Equal(expression.Value(in.Version))
-	return kit.UpdateAction(kit.Key{PK: pk, SK: keys.Installment(contractID, in.Seq)}, upd, &cond)
-}
-
-// headerUpdate writes the new balance and delinquency facts, conditioned
-// on the version read. Removing an index key attribute takes the contract
-// out of that index in the same commit: GSI2PK (portfolio) when it is no
-// longer late, GSI1PK/GSI1SK (agenda) when nothing is scheduled.
-func headerUpdate(t *tenant.Tenant, pk string, h charges.Header, ch ContractChange, alloc Allocation, p Payload, ts string) kit.Action {
-	name := expression.Name
-	upd := expression.Set(name("outstandingCents"), expression.Value(ch.OutstandingCents)).
-		Set(name("status"), expression.Value(ch.Status)).
-		Set(name("statusReason"), expression.Value(ch.StatusReason)).
-		Set(name("version"), expression.Value(h.Version+1)).
-		Set(name("updatedAt"), expression.Value(ts))
-	// The latest payment instant, whatever order the provider delivers in.
-	if prev, err := time.Parse(time.RFC3339Nano, h.LastPaymentAt); err != nil || p.PaidAt.After(prev) {
-		upd = upd.Set(name("lastPaymentAt"), expression.Value(instant(p.PaidAt)))
-	}
-	if alloc.CreditCents > 0 {
-		upd = upd.Set(name("creditCents"), expression.Value(h.CreditCents+alloc.CreditCents))
-	}
-	if ch.OldestOverdueDueDate != "" {
-		upd = upd.Set(name("oldestOverdueDueDate"), expression.Value(ch.OldestOverdueDueDate)).
-			Set(name("bucket"), expression.Value(ch.Bucket)).
-			Set(name("GSI2PK"), expression.Value(keys.Bucket(t.ID, ch.Bucket)))
-	} else {
-		upd = upd.Remove(name("oldestOverdueDueDate")).Remove(name("bucket")).Remove(name("GSI2PK"))
-	}
-	switch {
-	case ch.KeepAgenda:
-	case ch.NextAction != "":
-		upd = upd.Set(name("nextAction"), expression.Value(ch.NextAction)).
-			Set(name("nextActionDate"), expression.Value(ch.NextActionDate)).
-			Set(name("GSI1PK"), expression.Value(keys.Agenda(t.ID, ch.NextActionDate, h.Shard))).
-			Set(name("GSI1SK"), expression.Value(keys.AgendaEntry(ch.NextAction, h.ContractID)))
-	default:
-		upd = upd.Remove(name("nextAction")).Remove(name("nextActionDate")).Remove(name("GSI1PK")).Remove(name("GSI1SK"))
-	}
-	cond := name("version").Equal(expression.Value(h.Version))
-	return kit.UpdateAction(kit.Key{PK: pk, SK: keys.Contract(h.ContractID)}, upd, &cond)
-}
-
-// eventDetails is the whole computation, so the payment can be proven
-// years later: the policy version and rates, the pay date, and per
-// instalment the days late, the base, the charges assessed, what was owed
-// and how the money was split. Compact names keep the event within one
-// write unit for the usual one-instalment payment.
-func eventDetails(p Payload, payDate calendar.Date, h charges.Header, pol *policy.Charges, alloc Allocation, ch ContractChange) map[string]any {
-	lines := make([]map[string]any, 0, len(alloc.Lines))
-	for _, l := range alloc.Lines {
-		lines = append(lines, map[string]any{
-			"seq": l.Seq, "payableUntil": l.Assessment.PayableUntil.String(), "daysLate": l.Assessment.DaysLate,
-			"accrualDays": l.Assessment.AccrualDays, "baseCents": l.Assessment.BaseCents,
-			"fineCents": l.Assessment.FineCents, "lateInterestCents": l.Assessment.LateInterest,
-			"owed": l.Owed, "paid": l.Paid, "settled": l.Settled,
-		})
-	}
+// lineDetails is what the payment did to one instalment: the days late,
+// the base, the charges assessed, what was owed and how the money was
+// split. Compact, so each event stays within one write unit.
+func lineDetails(l Line) map[string]any {
 	return map[string]any{
-		"settlementId": p.SettlementID, "chargeId": p.ChargeID, "amountCents": p.AmountCents, "paidAt": instant(p.PaidAt),
-		"payDate": payDate.String(), "chargesPolicy": h.ChargesPolicy, "finePercent": pol.View().FinePercent,
-		"lateInterestMonthlyPercent": pol.View().LateInterestMonthlyPercent, "imputationOrder": pol.ImputationOrder,
-		"lines": lines, "appliedCents": alloc.AppliedCents, "creditCents": alloc.CreditCents,
-		"statusBefore": h.Status, "statusAfter": ch.Status, "outstandingBefore": h.OutstandingCents, "outstandingAfter": ch.OutstandingCents,
-		"cured": ch.Cured,
+		"seq": l.Seq, "assessedOn": l.Assessment.PayDate.String(), "payableUntil": l.Assessment.PayableUntil.String(),
+		"daysLate": l.Assessment.DaysLate, "accrualDays": l.Assessment.AccrualDays, "baseCents": l.Assessment.BaseCents,
+		"fineCents": l.Assessment.FineCents, "lateInterestCents": l.Assessment.LateInterest,
+		"owed": l.Owed, "paid": l.Paid, "settled": l.Settled,
 	}
 }
 

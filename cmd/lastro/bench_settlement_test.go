@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"lastro/charges"
+	"lastro/contract"
 	"lastro/debtor"
 	"lastro/settlement"
 	"lastro/tenant"
@@ -77,7 +78,7 @@ func newWebhookBench() (*webhookBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	actor := debtor.Actor{Role: "operator"}
+	actor := contract.Actor{Role: "operator"}
 	for i := range 200 {
 		r, err := e.debtors.Register(ctx, tn, debtor.RegisterInput{Document: cpf(5000 + i), Name: "Pessoa Sintética"}, actor)
 		if err != nil {
@@ -85,12 +86,12 @@ func newWebhookBench() (*webhookBench, error) {
 		}
 		for j := range 10 {
 			cid := fmt.Sprintf("B-%03d-%d", i, j)
-			in := debtor.ContractInput{ContractID: cid, ProductCode: "CREDIARIO_12X"}
+			in := contract.Input{ContractID: cid, ProductCode: "CREDIARIO_12X"}
 			for seq := 1; seq <= 12; seq++ {
 				due := time.Date(2026, time.Month(8+seq), 10, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
-				in.Installments = append(in.Installments, debtor.InstallmentInput{Seq: seq, DueDate: due, PrincipalCents: debtor.Cents(90000), InterestCents: debtor.Cents(10000)})
+				in.Installments = append(in.Installments, contract.InstallmentInput{Seq: seq, DueDate: due, PrincipalCents: contract.Cents(90000), InterestCents: contract.Cents(10000)})
 			}
-			if _, err := e.debtors.CreateContract(ctx, tn, r.DebtorKey, in, actor); err != nil {
+			if _, err := e.contracts.Create(ctx, tn, r.DebtorKey, in, actor); err != nil {
 				return nil, err
 			}
 			ch, err := e.charges.Issue(ctx, tn, charges.Input{DebtorKey: r.DebtorKey, ContractID: cid, Seq: 1, Method: charges.PIX})
@@ -129,7 +130,7 @@ func BenchmarkSettlementWebhook(b *testing.B) {
 		n := int(benchSeq.Add(1))
 		// Small partial payments: contracts stay late, so every request
 		// takes the full path (lookup, contract read, 4-item transaction).
-		body := fmt.Sprintf(`{"settlementId":"bench-%d","chargeId":%q,"amountCents":%d,"paidAt":"2026-09-24T08:15:00-03:00"}`,
+		body := fmt.Sprintf(`{"settlementId":"bench-%d","chargeId":%q,"amountCents":%d,"paidAt":"2026-09-24T09:00:00-03:00"}`,
 			n, f.chargeIDs[n%len(f.chargeIDs)], 100+n%7)
 		req, _ := http.NewRequest(http.MethodPost, f.base+"/v1/webhooks/t-bench/settlements", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

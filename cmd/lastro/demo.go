@@ -15,6 +15,7 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
+	"lastro/contract"
 	"lastro/debtor"
 	"lastro/tenant"
 )
@@ -129,12 +130,12 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 			}
 			principal := p.minCents + rng.Int64N(p.maxCents-p.minCents)
 			interest := int64(float64(principal) * p.interestShare)
-			ci := debtor.ContractInput{ContractID: fmt.Sprintf("DEMO-%06d-%d", i+1, c+1), ProductCode: p.code}
+			ci := contract.Input{ContractID: fmt.Sprintf("DEMO-%06d-%d", i+1, c+1), ProductCode: p.code}
 			for s := range p.installments {
-				ci.Installments = append(ci.Installments, debtor.InstallmentInput{Seq: s + 1, DueDate: first.AddMonths(s).String(),
-					PrincipalCents: debtor.Cents(principal), InterestCents: debtor.Cents(interest)})
+				ci.Installments = append(ci.Installments, contract.InstallmentInput{Seq: s + 1, DueDate: first.AddMonths(s).String(),
+					PrincipalCents: contract.Cents(principal), InterestCents: contract.Cents(interest)})
 			}
-			out, err := e.debtors.CreateContract(ctx, t, reg.DebtorKey, ci, actor)
+			out, err := e.contracts.Create(ctx, t, reg.DebtorKey, ci, actor)
 			if errs.Is(err, errs.Conflict) {
 				continue // seeded by an earlier run
 			}

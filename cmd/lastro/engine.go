@@ -28,6 +28,7 @@ import (
 	"lastro/collections/secret"
 	"lastro/collections/table"
 	"lastro/collections/web"
+	"lastro/contract"
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/policy"
@@ -51,6 +52,7 @@ type engine struct {
 	idem       *idem.Store
 	policies   *policy.Service
 	debtors    *debtor.Service
+	contracts  *contract.Service
 	charges    *charges.Service
 	settlement *settlement.Service
 	sealer     pii.Sealer
@@ -132,7 +134,8 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 	}
 	log.Info("personal data encryption", "keyring", e.sealer.Keyring())
 	e.policies = policy.NewService(e.kit, e.tenants, e.clock)
-	e.debtors = debtor.NewService(debtor.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Sealer: e.sealer, Clock: e.clock, Idem: e.idem})
+	e.debtors = debtor.NewService(debtor.Deps{Kit: e.kit, Tenants: e.tenants, Sealer: e.sealer, Clock: e.clock})
+	e.contracts = contract.NewService(contract.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock, Idem: e.idem})
 	e.charges = charges.NewService(charges.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock, Idem: e.idem})
 	e.settlement = settlement.NewService(settlement.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock})
 	e.web = web.New(web.Options{Logger: log, Title: "Lastro collections engine"})
@@ -202,6 +205,7 @@ func (e *engine) routes() {
 	e.tenants.HolidayRoutes(e.web)
 	e.policies.Routes(e.web)
 	e.debtors.Routes(e.web)
+	e.contracts.Routes(e.web)
 	e.charges.Routes(e.web)
 	e.settlement.Routes(e.web)
 }

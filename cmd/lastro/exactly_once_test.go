@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"lastro/contract"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -11,11 +12,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"lastro/charges"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/ddblocal"
-	"lastro/debtor"
 )
 
 // TestSettlementsExactlyOnceUnderFaults: 200 settlements over 50 contracts
@@ -48,7 +47,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 		for seq := 1; seq <= 3; seq++ {
 			ids[seq-1] = chargeHTTP(t, te, op, dks[i], cid, seq, "PIX")["chargeId"].(string)
 		}
-		paid := "2026-09-24T08:15:00-03:00"
+		paid := "2026-09-24T09:00:00-03:00"
 		all = append(all,
 			delivery{cid + "-1", webhookBody("stl-"+cid+"-1", ids[0], 102467, paid)},
 			delivery{cid + "-2", webhookBody("stl-"+cid+"-2", ids[1], 100000, paid)},
@@ -199,7 +198,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	events := 0
 	for i, dk := range dks {
 		cid := fmt.Sprintf("C-%03d", i)
-		c, err := charges.LoadContract(ctx, te.kit.Tenant("t-eo", nil), "t-eo", dk, cid)
+		c, err := contract.Load(ctx, te.kit.Tenant("t-eo", nil), "t-eo", dk, cid)
 		if err != nil || c == nil {
 			t.Fatal(err)
 		}
@@ -207,12 +206,12 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 		// Four changes by settlements after creation (version 1), nothing
 		// owed, 10.00 of credit: 1024.67 + 3 × 1000.00 + 10.00 paid for
 		// 3024.67 owed.
-		if h.Version != 5 || h.Status != debtor.StatusSettled || h.OutstandingCents != 0 || h.CreditCents != 1000 || h.NextAction != "" || h.GSI2PK != "" {
+		if h.Version != 5 || h.Status != contract.StatusSettled || h.OutstandingCents != 0 || h.CreditCents != 1000 || h.NextAction != "" || h.GSI2PK != "" {
 			t.Fatalf("%s header: %+v", cid, h)
 		}
 		var paid int64
 		for _, in := range c.Installments {
-			if in.Status != debtor.InstPaid || in.PaidCents != 100000 {
+			if in.Status != contract.InstPaid || in.PaidCents != 100000 {
 				t.Fatalf("%s instalment %d: %+v", cid, in.Seq, in)
 			}
 			paid += in.PaidCents + in.FinePaidCents + in.LateInterestPaidCents
@@ -223,13 +222,14 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 		if paid+h.CreditCents != 102467+200000+1000 {
 			t.Fatalf("%s: %d paid + %d credit", cid, paid, h.CreditCents)
 		}
-		for seq := 1; seq <= 3; seq++ {
+		// Seq 0 holds the payment that found the contract paid off.
+		for seq := 0; seq <= 3; seq++ {
 			p, err := db.QueryPage(ctx, kit.Query{Partition: keys.Debtor("t-eo", dk), Sort: kit.BeginsWith(keys.EventsPrefix(cid, seq)), Consistent: true}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, it := range p.Items {
-				var ev debtor.Event
+				var ev contract.Event
 				if err := attributevalue.UnmarshalMap(it, &ev); err != nil {
 					t.Fatal(err)
 				}

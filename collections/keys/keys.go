@@ -159,6 +159,12 @@ var identifier = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // (SPEC section 6): never '#', never empty.
 func ValidIdentifier(s string) bool { return identifier.MatchString(s) }
 
+var debtorKey = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// ValidDebtorKey reports whether s is a debtor key (16 lower-case hex
+// characters) and so safe to put into a table key.
+func ValidDebtorKey(s string) bool { return debtorKey.MatchString(s) }
+
 func join(parts ...string) string { return strings.Join(parts, Sep) }
 
 // Seq formats a sequence number zero-padded to three digits.

@@ -1,4 +1,4 @@
-package charges
+package contract
 
 import (
 	"context"
@@ -6,64 +6,26 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/debtor"
 )
 
-// Header is the contract header as payments see it: the debtor package's
-// item plus what payments add to it.
-type Header struct {
-	debtor.ContractHeader
-	// CreditCents is money received beyond everything the contract owed.
-	CreditCents   int64  `dynamodbav:"creditCents,omitempty"`
-	LastPaymentAt string `dynamodbav:"lastPaymentAt,omitempty"`
-}
-
-// Installment is an instalment item plus what payments record on it
-// beyond SPEC section 3's fields: what was paid of the late charges and
-// the date late interest was last assessed to (ADR 0009).
-type Installment struct {
-	debtor.Installment
-	FinePaidCents         int64  `dynamodbav:"finePaidCents,omitempty"`
-	LateInterestPaidCents int64  `dynamodbav:"lateInterestPaidCents,omitempty"`
-	ChargedThrough        string `dynamodbav:"chargedThrough,omitempty"`
-}
-
-// State is the instalment as the arithmetic sees it.
-func (in Installment) State() (State, error) {
-	due, err := calendar.Parse(in.DueDate)
-	if err != nil {
-		return State{}, fmt.Errorf("instalment %d: due date: %w", in.Seq, err)
-	}
-	s := State{Seq: in.Seq, DueDate: due, PrincipalCents: in.PrincipalCents, InterestCents: in.InterestCents, PaidCents: in.PaidCents,
-		FineCents: in.FineCents, LateInterestCents: in.LateInterestCents, FinePaidCents: in.FinePaidCents, LateInterestPaidCents: in.LateInterestPaidCents}
-	if in.ChargedThrough != "" {
-		if s.ChargedThrough, err = calendar.Parse(in.ChargedThrough); err != nil {
-			return State{}, fmt.Errorf("instalment %d: chargedThrough: %w", in.Seq, err)
-		}
-	}
-	return s, nil
-}
-
-// Contract is a contract header with its instalments, by sequence.
+// Contract is a contract header with its instalments, by sequence, as
+// read by Load; Save writes back what changed, conditioned on what was read.
 type Contract struct {
 	Header       Header
 	Installments []Installment
 	Pages        int // Query pages it took (1 unless the contract's history is over 1 MB)
-}
 
-// The item types a contract read keeps (as the debtor package writes them).
-const (
-	headerType      = "CONTRACT"
-	installmentType = "INSTALLMENT"
-)
+	readHeader int           // header version read (0: a new contract)
+	read       []Installment // instalments as read, by sequence
+}
 
 // Installment returns the instalment seq, or nil.
 func (c *Contract) Installment(seq int) *Installment {
@@ -74,21 +36,21 @@ func (c *Contract) Installment(seq int) *Installment {
 	return nil
 }
 
-// LoadContract reads a contract — header and instalments — with one
-// strongly consistent Query on the key range from the header to the last
+// Load reads a contract — header and instalments — with one strongly
+// consistent Query on the key range from the header to the last
 // instalment (keys.ContractRange). The items that sort in between
 // (agreements, charges, events) are dropped by a filter on their type:
 // they still cost read units, which grow with the contract's history, but
 // are not sent, decoded or unmarshalled (ADR 0010). Pages are followed only
 // if the range outgrows 1 MB. Nil when the contract has no header.
-func LoadContract(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) (*Contract, error) {
+func Load(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) (*Contract, error) {
 	lo, hi := keys.ContractRange(contractID)
 	headerSK := keys.Contract(contractID)
 	instPrefix := keys.InstallmentsPrefix(contractID)
 	c := &Contract{}
 	found := false
 	cursor := ""
-	only := expression.Name("type").In(expression.Value(headerType), expression.Value(installmentType))
+	only := expression.Name("type").In(expression.Value(TypeHeader), expression.Value(TypeInstallment))
 	for {
 		page, err := db.QueryPage(ctx, kit.Query{Partition: keys.Debtor(tenantID, dk), Sort: kit.Between(lo, hi), Consistent: true, Filter: &only}, cursor)
 		if err != nil {
@@ -119,6 +81,8 @@ func LoadContract(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID 
 		return nil, nil
 	}
 	sort.Slice(c.Installments, func(i, j int) bool { return c.Installments[i].Seq < c.Installments[j].Seq })
+	c.readHeader = c.Header.Version
+	c.read = append([]Installment(nil), c.Installments...)
 	return c, nil
 }
 
@@ -127,6 +91,50 @@ func stringAttr(it kit.Item, name string) string {
 		return s.Value
 	}
 	return ""
+}
+
+// Save returns the transaction actions that write what changed since
+// Load: each changed instalment and the header, always (its version is
+// the contract's optimistic lock), each as the next version conditioned on
+// the version read — a concurrent writer makes the transaction fail
+// instead of being overwritten. The index attributes are derived here.
+// The header's action comes last.
+func (c *Contract) Save(now time.Time) ([]kit.Action, error) {
+	var actions []kit.Action
+	for i := range c.Installments {
+		in := &c.Installments[i]
+		if i < len(c.read) && c.read[i] == *in {
+			continue
+		}
+		in.Version = c.read[i].Version + 1
+		it, err := marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		cond := expression.Name("version").Equal(expression.Value(c.read[i].Version))
+		actions = append(actions, kit.PutAction(it, &cond))
+	}
+	h := c.Header
+	h.Version = c.readHeader + 1
+	h.UpdatedAt = keys.Timestamp(now)
+	h.index()
+	it, err := marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	cond := expression.Name("version").Equal(expression.Value(c.readHeader))
+	return append(actions, kit.PutAction(it, &cond)), nil
+}
+
+// Changed lists the sequences of the instalments changed since Load.
+func (c *Contract) Changed() []int {
+	var seqs []int
+	for i := range c.Installments {
+		if i < len(c.read) && c.read[i] != c.Installments[i] {
+			seqs = append(seqs, c.Installments[i].Seq)
+		}
+	}
+	return seqs
 }
 
 // PolicyVersion reads the version number out of a policy name frozen on

@@ -1,4 +1,4 @@
-package debtor
+package contract
 
 import (
 	"context"
@@ -66,15 +66,15 @@ type InstallmentInput struct {
 	InterestCents  Amount `json:"interestCents"`
 }
 
-// ContractInput is the body of POST /v1/debtors/{dk}/contracts.
-type ContractInput struct {
+// Input is the body of POST /v1/debtors/{dk}/contracts.
+type Input struct {
 	ContractID   string             `json:"contractId"`
 	ProductCode  string             `json:"productCode"`
 	Currency     string             `json:"currency,omitempty"`
 	Installments []InstallmentInput `json:"installments"`
 }
 
-// contractDoc documents ContractInput for OpenAPI (amounts as integers).
+// contractDoc documents Input for OpenAPI (amounts as integers).
 type contractDoc struct {
 	ContractID   string `json:"contractId"`
 	ProductCode  string `json:"productCode"`
@@ -102,7 +102,7 @@ type validContract struct {
 	insts                 []installment // by seq
 }
 
-func (in ContractInput) validate() (*validContract, error) {
+func (in Input) validate() (*validContract, error) {
 	if !keys.ValidIdentifier(in.ContractID) {
 		return nil, errs.E(errs.Invalid, "invalid_contract_id", "contractId must be 1-64 of A-Z a-z 0-9 - _ .")
 	}
@@ -150,6 +150,15 @@ func (in ContractInput) validate() (*validContract, error) {
 		v.insts = append(v.insts, installment{seq: it.Seq, due: d, principal: p, interest: r})
 	}
 	sort.Slice(v.insts, func(i, j int) bool { return v.insts[i].seq < v.insts[j].seq })
+	for i, it := range v.insts {
+		if it.seq != i+1 {
+			return nil, errs.E(errs.Invalid, "invalid_seq", "instalment sequences must be 1, 2, 3, ... without gaps (seq %d is missing)", i+1)
+		}
+		if i > 0 && !it.due.After(v.insts[i-1].due) {
+			return nil, errs.E(errs.Invalid, "invalid_due_dates", "due dates must strictly increase with the sequence (seq %d is due %s, not after seq %d's %s)",
+				it.seq, it.due, i, v.insts[i-1].due)
+		}
+	}
 	return v, nil
 }
 
@@ -174,56 +183,8 @@ func Shard(contractID string, shards int) int {
 	return int(h.Sum32() % uint32(shards))
 }
 
-// contractItem is the contract header (SPEC section 3 names).
-type contractItem struct {
-	PK                   string `dynamodbav:"PK"`
-	SK                   string `dynamodbav:"SK"`
-	Type                 string `dynamodbav:"type"`
-	TenantID             string `dynamodbav:"tenantId"`
-	DebtorKey            string `dynamodbav:"debtorKey"`
-	ContractID           string `dynamodbav:"contractId"`
-	ProductCode          string `dynamodbav:"productCode"`
-	Currency             string `dynamodbav:"currency"`
-	ChargesPolicy        string `dynamodbav:"chargesPolicy"`
-	DunningPolicy        string `dynamodbav:"dunningPolicy"`
-	Status               string `dynamodbav:"status"`
-	StatusReason         string `dynamodbav:"statusReason"`
-	OldestOverdueDueDate string `dynamodbav:"oldestOverdueDueDate,omitempty"`
-	Bucket               string `dynamodbav:"bucket,omitempty"`
-	OutstandingCents     int64  `dynamodbav:"outstandingCents"`
-	NextActionDate       string `dynamodbav:"nextActionDate,omitempty"`
-	NextAction           string `dynamodbav:"nextAction,omitempty"`
-	Shard                int    `dynamodbav:"shard"`
-	InstallmentCount     int    `dynamodbav:"installmentCount"`
-	GSI1PK               string `dynamodbav:"GSI1PK,omitempty"`
-	GSI1SK               string `dynamodbav:"GSI1SK,omitempty"`
-	GSI2PK               string `dynamodbav:"GSI2PK,omitempty"`
-	CreationHash         string `dynamodbav:"creationHash,omitempty"`
-	Version              int    `dynamodbav:"version"`
-	CreatedAt            string `dynamodbav:"createdAt"`
-	UpdatedAt            string `dynamodbav:"updatedAt"`
-}
-
-// installmentItem is one instalment (SPEC section 3 names).
-type installmentItem struct {
-	PK                string `dynamodbav:"PK"`
-	SK                string `dynamodbav:"SK"`
-	Type              string `dynamodbav:"type"`
-	Seq               int    `dynamodbav:"seq"`
-	OriginalDueDate   string `dynamodbav:"originalDueDate"`
-	DueDate           string `dynamodbav:"dueDate"`
-	PrincipalCents    int64  `dynamodbav:"principalCents"`
-	InterestCents     int64  `dynamodbav:"interestCents"`
-	FineCents         int64  `dynamodbav:"fineCents"`
-	LateInterestCents int64  `dynamodbav:"lateInterestCents"`
-	PaidCents         int64  `dynamodbav:"paidCents"`
-	Status            string `dynamodbav:"status"`
-	CreationHash      string `dynamodbav:"creationHash,omitempty"`
-	Version           int    `dynamodbav:"version"`
-}
-
-// ContractCreated is the answer of a contract creation.
-type ContractCreated struct {
+// Created is the answer of a contract creation.
+type Created struct {
 	ContractID           string  `json:"contractId"`
 	Status               string  `json:"status"`
 	StatusReason         string  `json:"statusReason"`
@@ -253,14 +214,14 @@ var (
 		"an unfinished creation of this contract with different content holds its instalments; retry that request")
 )
 
-// CreateContract signs a contract for a debtor: the header, every
-// instalment and a ContractCreated event, all or nothing (ADR 0007 for
-// contracts over 97 instalments). The charges and dunning policy versions
-// are the tenant's current ones, frozen on the header. Instalments already
-// past due make the contract start delinquent.
-func (s *Service) CreateContract(ctx context.Context, t *tenant.Tenant, dk string, in ContractInput, actor Actor) (*ContractCreated, error) {
-	if err := ValidKey(dk); err != nil {
-		return nil, err
+// Create signs a contract for a debtor: the header, every instalment
+// and a ContractCreated event, all or nothing (ADR 0007 for contracts over
+// 97 instalments). The charges and dunning policy versions are the
+// tenant's current ones, frozen on the header. Instalments already past
+// due make the contract start delinquent, with the régua step it is owed.
+func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in Input, actor Actor) (*Created, error) {
+	if !keys.ValidDebtorKey(dk) {
+		return nil, errInvalidDebtorKey
 	}
 	v, err := in.validate()
 	if err != nil {
@@ -272,15 +233,8 @@ func (s *Service) CreateContract(ctx context.Context, t *tenant.Tenant, dk strin
 		return nil, err
 	}
 	now := s.clock.Now()
-	cal := s.calendarOf(t)
+	cal := t.Calendar()
 	today := calendar.Today(now, t.Location)
-	dues := make([]due, len(v.insts))
-	var outstanding int64
-	for i, in := range v.insts {
-		dues[i] = due{Date: in.due, Open: true}
-		outstanding += in.principal + in.interest
-	}
-	st := Derive(dues, today, cal, dunning)
 	pk := keys.Debtor(t.ID, dk)
 	ts := keys.Timestamp(now)
 	chunked := len(v.insts) > singleTxInsts
@@ -288,58 +242,58 @@ func (s *Service) CreateContract(ctx context.Context, t *tenant.Tenant, dk strin
 	if chunked {
 		creation = v.hash()
 	}
-	h := contractItem{PK: pk, SK: keys.Contract(v.id), Type: "CONTRACT", TenantID: t.ID, DebtorKey: dk, ContractID: v.id,
+	c := &Contract{Header: Header{PK: pk, SK: keys.Contract(v.id), Type: TypeHeader, TenantID: t.ID, DebtorKey: dk, ContractID: v.id,
 		ProductCode: v.product, Currency: v.currency, ChargesPolicy: keys.ChargesPolicy(t.ChargesPolicy),
-		DunningPolicy: keys.DunningPolicy(t.DunningPolicy), Status: st.Status, StatusReason: st.StatusReason,
-		OldestOverdueDueDate: st.OldestOverdue.String(), Bucket: st.Bucket, OutstandingCents: outstanding,
-		Shard: Shard(v.id, t.Shards), InstallmentCount: len(v.insts), CreationHash: creation, Version: 1, CreatedAt: ts, UpdatedAt: ts}
-	if st.NextAction != "" {
-		h.NextAction, h.NextActionDate = st.NextAction, st.NextActionDate.String()
-		h.GSI1PK, h.GSI1SK = keys.Agenda(t.ID, h.NextActionDate, h.Shard), keys.AgendaEntry(h.NextAction, v.id)
+		DunningPolicy: keys.DunningPolicy(t.DunningPolicy), Shard: Shard(v.id, t.Shards), InstallmentCount: len(v.insts),
+		CreationHash: creation, Version: 1, CreatedAt: ts, UpdatedAt: ts}}
+	for _, in := range v.insts {
+		c.Installments = append(c.Installments, Installment{PK: pk, SK: keys.Installment(v.id, in.seq), Type: TypeInstallment, Seq: in.seq,
+			OriginalDueDate: in.due.String(), DueDate: in.due.String(), PrincipalCents: in.principal, InterestCents: in.interest,
+			Status: InstOpen, CreationHash: creation, Version: 1})
 	}
-	if st.Bucket != "" {
-		h.GSI2PK = keys.Bucket(t.ID, st.Bucket)
-	}
+	plan := c.Refresh(today, cal, dunning)
+	h := &c.Header
+	h.index()
 	header, err := marshal(h)
 	if err != nil {
 		return nil, err
 	}
 	seq0 := 0
-	id := newEventID()
-	ev, err := marshal(eventItem{PK: pk, SK: keys.Event(v.id, 0, now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvContractCreated,
+	id := NewEventID()
+	overdue := 0
+	for i := range c.Installments {
+		if cal.IsOverdue(c.Installments[i].Due(), today) {
+			overdue++
+		}
+	}
+	ev, err := marshal(Event{PK: pk, SK: keys.Event(v.id, 0, now, id), Type: TypeEvent, Version: 1, EventID: id, EventType: EvContractCreated,
 		ContractID: v.id, Seq: &seq0, At: ts, ActorRole: actor.Role, RequestID: actor.RequestID,
-		Details: map[string]any{"productCode": v.product, "installments": len(v.insts), "outstandingCents": outstanding,
-			"status": st.Status, "statusReason": st.StatusReason, "bucket": st.Bucket, "oldestOverdueDueDate": st.OldestOverdue.String(),
-			"chargesPolicy": h.ChargesPolicy, "dunningPolicy": h.DunningPolicy, "nextAction": st.NextAction,
-			"nextActionDate": st.NextActionDate.String(), "overdueInstallments": len(st.Overdue)}})
+		Details: map[string]any{"productCode": v.product, "installments": len(v.insts), "outstandingCents": h.OutstandingCents,
+			"status": h.Status, "statusReason": h.StatusReason, "bucket": h.Bucket, "oldestOverdueDueDate": h.OldestOverdueDueDate,
+			"daysPastDue": plan.DaysPastDue, "chargesPolicy": h.ChargesPolicy, "dunningPolicy": h.DunningPolicy, "nextAction": h.NextAction,
+			"nextActionDate": h.NextActionDate, "nextActionWhy": plan.Why, "overdueInstallments": overdue}})
 	if err != nil {
 		return nil, err
 	}
-	insts := make([]kit.Item, len(v.insts))
-	for i, in := range v.insts {
-		status := InstOpen
-		if st.Overdue[in.due] {
-			status = InstOverdue
-		}
-		if insts[i], err = marshal(installmentItem{PK: pk, SK: keys.Installment(v.id, in.seq), Type: "INSTALLMENT", Seq: in.seq,
-			OriginalDueDate: in.due.String(), DueDate: in.due.String(), PrincipalCents: in.principal, InterestCents: in.interest,
-			Status: status, CreationHash: creation, Version: 1}); err != nil {
+	insts := make([]kit.Item, len(c.Installments))
+	for i := range c.Installments {
+		if insts[i], err = marshal(c.Installments[i]); err != nil {
 			return nil, err
 		}
 	}
-	txs, err := s.writeContract(ctx, t, pk, v.id, header, ev, insts, creation)
+	txs, err := s.write(ctx, t, pk, v.id, header, ev, insts, creation)
 	if err != nil {
 		return nil, err
 	}
-	return &ContractCreated{ContractID: v.id, Status: st.Status, StatusReason: st.StatusReason,
-		OldestOverdueDueDate: ptr(st.OldestOverdue.String()), DaysPastDue: st.DaysPastDue, Bucket: ptr(st.Bucket),
-		OutstandingCents: outstanding, NextAction: ptr(st.NextAction), NextActionDate: ptr(st.NextActionDate.String()),
+	return &Created{ContractID: v.id, Status: h.Status, StatusReason: h.StatusReason,
+		OldestOverdueDueDate: ptr(h.OldestOverdueDueDate), DaysPastDue: plan.DaysPastDue, Bucket: ptr(h.Bucket),
+		OutstandingCents: h.OutstandingCents, NextAction: ptr(h.NextAction), NextActionDate: ptr(h.NextActionDate),
 		Shard: h.Shard, ChargesPolicy: h.ChargesPolicy, DunningPolicy: h.DunningPolicy, Installments: len(v.insts), Transactions: txs}, nil
 }
 
-// writeContract writes the items in one transaction, or in chunks with the
+// write writes the items in one transaction, or in chunks with the
 // header last (ADR 0007). It returns how many transactions it used.
-func (s *Service) writeContract(ctx context.Context, t *tenant.Tenant, pk, contractID string, header, ev kit.Item, insts []kit.Item, creation string) (int, error) {
+func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID string, header, ev kit.Item, insts []kit.Item, creation string) (int, error) {
 	profileKey := kit.Key{PK: pk, SK: keys.ProfileSK}
 	headerKey := kit.Key{PK: pk, SK: keys.Contract(contractID)}
 	profileExists := expression.AttributeExists(expression.Name("PK"))
@@ -391,6 +345,6 @@ func (s *Service) writeContract(ctx context.Context, t *tenant.Tenant, pk, contr
 	return txs + 1, nil
 }
 
-// Cents is an Amount of v cents, for callers building a ContractInput in
+// Cents is an Amount of v cents, for callers building an Input in
 // code (the demo seed, tests).
 func Cents(v int64) Amount { return Amount(strconv.FormatInt(v, 10)) }

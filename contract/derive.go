@@ -1,0 +1,134 @@
+package contract
+
+import (
+	"lastro/agenda/regua"
+	"lastro/collections/calendar"
+	"lastro/collections/keys"
+	"lastro/policy"
+)
+
+// Facts are the régua's facts about the contract on today.
+func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Facts {
+	f := regua.Facts{Today: today, Calendar: cal, Policy: dunning, Hold: c.Header.Hold,
+		Executed: regua.Executed{LastStep: c.Header.LastStep}}
+	if d, err := calendar.Parse(c.Header.NoticeAt); err == nil {
+		f.Executed.NoticeAt = d
+	}
+	if d, err := calendar.Parse(c.Header.PromiseDate); err == nil {
+		f.PromiseDate = d
+	}
+	switch c.Header.Status {
+	case StatusInAgreement:
+		if f.Hold == "" {
+			f.Hold = regua.HoldAgreement
+		}
+	case StatusWrittenOff:
+		f.Hold = regua.HoldWrittenOff
+	}
+	for i := range c.Installments {
+		in := &c.Installments[i]
+		f.Installments = append(f.Installments, regua.Installment{Seq: in.Seq, Due: in.Due(), Open: in.Open()})
+	}
+	return f
+}
+
+// Refresh re-derives the header from the instalments on today: the
+// balance, the delinquency facts (oldestOverdueDueDate, bucket), the status
+// where this package owns it, and the one next action. It is the only
+// place a contract enters or leaves the portfolio and the agenda (the
+// index attributes follow from these facts when the header is written).
+//
+// Status ownership (SPEC section 5): ACTIVE, IN_COLLECTION and SETTLED
+// follow the instalments; IN_AGREEMENT and WRITTEN_OFF belong to the
+// agreement and the write-off and are never overwritten here (a payment
+// on them changes balances only). A cured contract forgets the régua
+// steps of its delinquency, so a new one starts from the first step.
+func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Plan {
+	h := &c.Header
+	var outstanding int64
+	open := 0
+	for i := range c.Installments {
+		in := &c.Installments[i]
+		if !in.Open() {
+			continue
+		}
+		open++
+		outstanding += max(in.PrincipalCents+in.InterestCents-in.PaidCents, 0)
+	}
+	h.OutstandingCents = outstanding
+	wasLate := h.OldestOverdueDueDate != ""
+	switch {
+	case h.Status == StatusWrittenOff:
+		// Out of the agenda and the portfolio for good; money received is
+		// recovery, recorded on the balance only.
+		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
+		return regua.Plan{}
+	case h.Status == StatusInAgreement && open > 0:
+		// The agreement owns the schedule and the delinquency facts.
+		return regua.Plan{}
+	case open == 0:
+		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
+		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
+		h.LastStep, h.NoticeAt, h.Hold, h.PromiseDate = 0, "", "", ""
+		return regua.Plan{}
+	}
+	p := regua.Next(c.Facts(today, cal, dunning))
+	if p.Delinquent {
+		h.OldestOverdueDueDate, h.Bucket = p.OldestOverdue.String(), p.Bucket
+	} else {
+		h.OldestOverdueDueDate, h.Bucket = "", ""
+		if wasLate {
+			h.LastStep, h.NoticeAt = 0, ""
+		}
+	}
+	switch h.Status {
+	case StatusActive, StatusInCollection, StatusSettled, "":
+		switch {
+		case p.Delinquent:
+			h.Status, h.StatusReason = StatusInCollection, ReasonOldestOverdue
+		case wasLate || h.Status == StatusInCollection || h.Status == StatusSettled:
+			h.Status, h.StatusReason = StatusActive, ReasonCured
+		case h.Status == "":
+			h.Status, h.StatusReason = StatusActive, ReasonSigned
+		}
+	}
+	h.NextAction, h.NextActionDate = p.Action, ""
+	if p.Action != "" {
+		h.NextActionDate = p.Date.String()
+	}
+	return p
+}
+
+// index derives the index attributes from the header's facts: a contract
+// is in the portfolio (GSI2, by bucket, largest balance first) exactly
+// while it has a bucket, and on the agenda (GSI1, sparse and sharded)
+// exactly while it has a next action. Every header write goes through
+// here, so removing a fact removes the index entry in the same commit.
+func (h *Header) index() {
+	h.GSI2PK = ""
+	if h.Bucket != "" {
+		h.GSI2PK = keys.Bucket(h.TenantID, h.Bucket)
+	}
+	h.GSI1PK, h.GSI1SK = "", ""
+	if h.NextAction != "" && h.NextActionDate != "" {
+		h.GSI1PK = keys.Agenda(h.TenantID, h.NextActionDate, h.Shard)
+		h.GSI1SK = keys.AgendaEntry(h.NextAction, h.ContractID)
+	}
+}
+
+// DaysPastDue is today − the payable date of the oldest overdue
+// instalment (its due date moved to the next business day), 0 when the
+// contract is current: derived on every read, never stored.
+func (h *Header) DaysPastDue(today calendar.Date, cal *calendar.Calendar) int {
+	return DaysPastDue(h.OldestOverdueDueDate, today, cal)
+}
+
+// DaysPastDue is today − the payable date of a due date ("" or invalid:
+// 0), never negative.
+func DaysPastDue(dueDate string, today calendar.Date, cal *calendar.Calendar) int {
+	d, err := calendar.Parse(dueDate)
+	if err != nil {
+		return 0
+	}
+	return max(today.Sub(cal.Adjust(d)), 0)
+}

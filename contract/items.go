@@ -1,0 +1,170 @@
+// Package contract owns a contract as stored: the header and its
+// instalments, the one-Query load, the derivation of its delinquency and
+// next action (through the régua, agenda/regua), and every write of an
+// index attribute. Other packages (debtor, charges, settlement, the agenda)
+// read and change contracts only through it, so "how does a contract enter
+// the portfolio" has one answer: (*Header).index.
+package contract
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/google/uuid"
+
+	"lastro/collections/calendar"
+	"lastro/collections/kit"
+)
+
+// Contract statuses (SPEC section 3).
+const (
+	StatusActive       = "ACTIVE"
+	StatusInCollection = "IN_COLLECTION"
+	StatusInAgreement  = "IN_AGREEMENT"
+	StatusSettled      = "SETTLED"
+	StatusWrittenOff   = "WRITTEN_OFF"
+)
+
+// Stored instalment statuses. "Overdue" is never stored: it is derived
+// from today's date on every read (InstallmentView.Status). OVERDUE is
+// still read as open, for items written before that rule.
+const (
+	InstOpen         = "OPEN"
+	InstOverdue      = "OVERDUE"
+	InstPaid         = "PAID"
+	InstRenegotiated = "RENEGOTIATED"
+)
+
+// Status reasons written by this package: statusReason says why the
+// status is what it is.
+const (
+	ReasonSigned        = "SIGNED"
+	ReasonOldestOverdue = "OLDEST_INSTALLMENT_OVERDUE"
+	ReasonCured         = "CURED"
+	ReasonPaidInFull    = "PAID_IN_FULL"
+)
+
+// Item types.
+const (
+	TypeHeader      = "CONTRACT"
+	TypeInstallment = "INSTALLMENT"
+	TypeEvent       = "EVENT"
+)
+
+// Header is the contract header item (SPEC section 3 names). The index
+// attributes (GSI1PK, GSI1SK, GSI2PK) are never set by hand: index derives
+// them from the facts before every write.
+type Header struct {
+	PK                   string `dynamodbav:"PK"`
+	SK                   string `dynamodbav:"SK"`
+	Type                 string `dynamodbav:"type"`
+	TenantID             string `dynamodbav:"tenantId"`
+	DebtorKey            string `dynamodbav:"debtorKey"`
+	ContractID           string `dynamodbav:"contractId"`
+	ProductCode          string `dynamodbav:"productCode"`
+	Currency             string `dynamodbav:"currency"`
+	ChargesPolicy        string `dynamodbav:"chargesPolicy"`
+	DunningPolicy        string `dynamodbav:"dunningPolicy"`
+	Status               string `dynamodbav:"status"`
+	StatusReason         string `dynamodbav:"statusReason"`
+	OldestOverdueDueDate string `dynamodbav:"oldestOverdueDueDate,omitempty"`
+	Bucket               string `dynamodbav:"bucket,omitempty"`
+	OutstandingCents     int64  `dynamodbav:"outstandingCents"`
+	// CreditCents is money received beyond what was overdue or due: it is
+	// applied to each instalment when it falls due (SPEC section 5), never
+	// to future instalments at face value.
+	CreditCents    int64  `dynamodbav:"creditCents,omitempty"`
+	LastPaymentAt  string `dynamodbav:"lastPaymentAt,omitempty"`
+	LastContactAt  string `dynamodbav:"lastContactAt,omitempty"`
+	NextActionDate string `dynamodbav:"nextActionDate,omitempty"`
+	NextAction     string `dynamodbav:"nextAction,omitempty"`
+	// LastStep and NoticeAt record the régua steps executed in the
+	// current delinquency, so a re-run never repeats one (ADR 0014).
+	LastStep int    `dynamodbav:"lastStep,omitempty"`
+	NoticeAt string `dynamodbav:"noticeAt,omitempty"`
+	// Hold names what pauses or replaces the régua (regua.Hold*), "" when
+	// it runs; PromiseDate goes with a PROMISE hold.
+	Hold             string `dynamodbav:"hold,omitempty"`
+	PromiseDate      string `dynamodbav:"promiseDate,omitempty"`
+	Shard            int    `dynamodbav:"shard"`
+	InstallmentCount int    `dynamodbav:"installmentCount"`
+	GSI1PK           string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK           string `dynamodbav:"GSI1SK,omitempty"`
+	GSI2PK           string `dynamodbav:"GSI2PK,omitempty"`
+	CreationHash     string `dynamodbav:"creationHash,omitempty"`
+	Version          int    `dynamodbav:"version"`
+	CreatedAt        string `dynamodbav:"createdAt"`
+	UpdatedAt        string `dynamodbav:"updatedAt"`
+}
+
+// Installment is one instalment item (SPEC section 3 names) plus what
+// payments record on it: what was paid of each late charge and the date
+// late interest was last assessed to (ADR 0009).
+type Installment struct {
+	PK                    string `dynamodbav:"PK"`
+	SK                    string `dynamodbav:"SK"`
+	Type                  string `dynamodbav:"type"`
+	Seq                   int    `dynamodbav:"seq"`
+	OriginalDueDate       string `dynamodbav:"originalDueDate"`
+	DueDate               string `dynamodbav:"dueDate"`
+	PrincipalCents        int64  `dynamodbav:"principalCents"`
+	InterestCents         int64  `dynamodbav:"interestCents"`
+	FineCents             int64  `dynamodbav:"fineCents"`
+	LateInterestCents     int64  `dynamodbav:"lateInterestCents"`
+	PaidCents             int64  `dynamodbav:"paidCents"` // towards principal and interest
+	InterestPaidCents     int64  `dynamodbav:"interestPaidCents,omitempty"`
+	FinePaidCents         int64  `dynamodbav:"finePaidCents,omitempty"`
+	LateInterestPaidCents int64  `dynamodbav:"lateInterestPaidCents,omitempty"`
+	ChargedThrough        string `dynamodbav:"chargedThrough,omitempty"`
+	Status                string `dynamodbav:"status"`
+	CreationHash          string `dynamodbav:"creationHash,omitempty"`
+	Version               int    `dynamodbav:"version"`
+}
+
+// Open reports whether the instalment still owes money (neither paid nor
+// renegotiated).
+func (in *Installment) Open() bool { return IsOpen(in.Status) }
+
+// IsOpen reports whether a stored instalment status still owes money.
+func IsOpen(status string) bool { return status == InstOpen || status == InstOverdue }
+
+// Due is the instalment's due date.
+func (in *Installment) Due() calendar.Date {
+	d, _ := calendar.Parse(in.DueDate) // validated when the contract was signed
+	return d
+}
+
+// Event is an audit event item: append-only, written in the same
+// transaction as the change it records, without personal data.
+type Event struct {
+	PK         string         `dynamodbav:"PK"`
+	SK         string         `dynamodbav:"SK"`
+	Type       string         `dynamodbav:"type"`
+	EventID    string         `dynamodbav:"eventId"`
+	EventType  string         `dynamodbav:"eventType"`
+	ContractID string         `dynamodbav:"contractId,omitempty"`
+	Seq        *int           `dynamodbav:"seq,omitempty"`
+	At         string         `dynamodbav:"at"`
+	ActorRole  string         `dynamodbav:"actorRole"`
+	RequestID  string         `dynamodbav:"requestId,omitempty"`
+	Details    map[string]any `dynamodbav:"details,omitempty"`
+	Version    int            `dynamodbav:"version"` // always 1: events are never updated
+}
+
+// NewEventID returns a fresh event id.
+func NewEventID() string { return uuid.NewString() }
+
+// Actor is who asked for a change, as audit events record it: a role and a
+// request id, never a person's data.
+type Actor struct {
+	Role      string
+	RequestID string
+}
+
+func marshal(v any) (kit.Item, error) {
+	it, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal item: %w", err)
+	}
+	return it, nil
+}
