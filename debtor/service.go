@@ -15,10 +15,10 @@ import (
 
 // Service registers debtors and answers the debtor reads (the 360 view).
 type Service struct {
-	kit      *kit.Kit
-	tenants  *tenant.Service
-	sealer   pii.Sealer
-	clock    clock.Clock
+	kit     *kit.Kit
+	tenants *tenant.Service
+	sealer  pii.Sealer
+	clock   clock.Clock
 
 	// keyOf computes the debtor key; tests replace it to force a collision.
 	keyOf func(secret []byte, digits string) string
@@ -28,10 +28,10 @@ type Service struct {
 
 // Deps are what the service needs.
 type Deps struct {
-	Kit      *kit.Kit
-	Tenants  *tenant.Service
-	Sealer   pii.Sealer
-	Clock    clock.Clock
+	Kit     *kit.Kit
+	Tenants *tenant.Service
+	Sealer  pii.Sealer
+	Clock   clock.Clock
 }
 
 // NewService returns the debtor service.
