@@ -109,7 +109,7 @@ func TestContractsAndPoliciesOverHTTP(t *testing.T) {
 		t.Fatalf("holidays: %d %v", status, out)
 	}
 	status, out = te.do(t, "GET", "/v1/tenant/holidays?year=2027", op, "")
-	if status != 200 || len(out["national"].([]any)) != 13 || len(out["tenant"].([]any)) != 1 {
+	if status != 200 || len(out["national"].([]any)) != 14 || len(out["tenant"].([]any)) != 1 {
 		t.Fatalf("holidays 2027: %d %v", status, out)
 	}
 	if status, out = te.do(t, "PUT", "/v1/tenant/holidays", op, `{"dates":[]}`); status != 403 {
