@@ -93,6 +93,9 @@ func TestAssess(t *testing.T) {
 		{"due on Saturday before a holiday Monday paid Tuesday: free", State{DueDate: d("2026-10-10"), PrincipalCents: 100000}, "2026-10-13", 0, 0, 0, 0, "2026-10-13"},
 		{"due on Saturday paid Wednesday: one day", State{DueDate: d("2026-10-10"), PrincipalCents: 100000}, "2026-10-14", 1, 1, 2000, 33, "2026-10-13"},
 		{"due on a holiday paid the next day: free", State{DueDate: d("2026-09-07"), PrincipalCents: 100000}, "2026-09-08", 0, 0, 0, 0, "2026-09-08"},
+		// Dec 31 has no banking to the public; Jan 1 is a holiday and Jan 2-3 a weekend.
+		{"due Thursday Dec 31 paid Monday Jan 4: free", State{DueDate: d("2026-12-31"), PrincipalCents: 100000}, "2027-01-04", 0, 0, 0, 0, "2027-01-04"},
+		{"due Thursday Dec 31 paid Tuesday Jan 5: one day", State{DueDate: d("2026-12-31"), PrincipalCents: 100000}, "2027-01-05", 1, 1, 2000, 33, "2027-01-04"},
 		{"due before Carnival paid on Ash Wednesday: free", State{DueDate: d("2027-02-06"), PrincipalCents: 100000}, "2027-02-10", 0, 0, 0, 0, "2027-02-10"},
 		{"partially paid: base is principal + interest − paid", State{DueDate: d("2026-09-09"), PrincipalCents: 90000, InterestCents: 10000, PaidCents: 40000}, "2026-09-24", 15, 15, 1200, 300, "2026-09-09"},
 		{"fine charged once, interest only after the last assessment",

@@ -105,17 +105,11 @@ func isConstraintMessage(msg string) bool {
 	return strings.HasPrefix(msg, "1 validation error detected: ") || strings.Contains(msg, " validation errors detected: ")
 }
 
-// memberMin and memberMax phrase a numeric member constraint the way the
-// current validation framework does: naming the member, not echoing it.
+// memberMin phrases a numeric member constraint the way the current
+// validation framework does: naming the member, not echoing it.
 func (c *constraints) memberMin(member string, v *int64, lo int64) {
 	if v != nil && *v < lo {
 		c.add("Value at '%s' failed to satisfy constraint: Member must have value greater than or equal to %d", member, lo)
-	}
-}
-
-func (c *constraints) memberMax(member string, v *int64, hi int64) {
-	if v != nil && *v > hi {
-		c.add("Value at '%s' failed to satisfy constraint: Member must have value less than or equal to %d", member, hi)
 	}
 }
 

@@ -129,14 +129,6 @@ func (e exprArgs) attrs() (*expr.Attrs, error) {
 	return expr.NewAttrs(e.names, vals), nil
 }
 
-// check runs params then attrs.
-func (e exprArgs) check() (*expr.Attrs, error) {
-	if err := e.params(); err != nil {
-		return nil, err
-	}
-	return e.attrs()
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

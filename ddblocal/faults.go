@@ -166,13 +166,9 @@ func (r *activeFault) matches(op, table, index string, write bool) bool {
 	return len(r.Operations) == 0 || op == "" || slices.Contains(r.Operations, op)
 }
 
-// inject reports whether a fault of the given kind should be injected now
-// for table (called by the batch and transaction handlers).
-func (s *Store) inject(table string, kind faultKind) bool {
-	return s.injectFor("", table, kind)
-}
-
-// injectFor is inject for a known operation.
+// injectFor reports whether a fault of the given kind should be injected
+// now into operation op on table (called by the batch and transaction
+// handlers).
 func (s *Store) injectFor(op, table string, kind faultKind) bool {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()

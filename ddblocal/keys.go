@@ -52,19 +52,6 @@ func keyFromWire(w av.WireItem) (av.Item, error) {
 	return key, nil
 }
 
-// parseKey validates a Key member against the table's key schema and
-// returns it as an item holding just the key attributes.
-func parseKey(d *tableDef, w av.WireItem) (av.Item, error) {
-	key, err := keyFromWire(w)
-	if err != nil {
-		return nil, err
-	}
-	if err := matchKey(d, key); err != nil {
-		return nil, err
-	}
-	return key, nil
-}
-
 // matchKey checks that key holds exactly the table's key attributes. A
 // mismatch cancels a transaction; an empty or oversized key value fails the
 // whole request.

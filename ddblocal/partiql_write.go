@@ -2,7 +2,6 @@ package ddblocal
 
 import (
 	"lastro/ddblocal/internal/av"
-	"lastro/ddblocal/internal/expr"
 	"lastro/ddblocal/internal/partiql"
 )
 
@@ -162,12 +161,11 @@ func (w *pqWrite) txOp() *txOp {
 // pqGet is a single-item SELECT (in a batch or a transaction): the key,
 // the other terms of its WHERE clause as a filter, and the projection.
 type pqGet struct {
-	t      *table
-	d      *tableDef
-	key    av.Item
-	skey   []byte
-	filter *expr.Condition
-	q      *pqSelect // for the projection
+	t    *table
+	d    *tableDef
+	key  av.Item
+	skey []byte
+	q    *pqSelect // for the projection
 }
 
 // planGet plans a SELECT that must name a whole primary key; notKey is

@@ -31,6 +31,10 @@ var DefaultImputationOrder = []string{Fine, LateInterest, Interest, Principal}
 // 52 §1): 2.00 %.
 var FineCap = decimal.RequireFromString("2.00")
 
+// LateInterestCap is the ceiling on late (moratory) interest: 1.00 % a
+// month (ADR 0011). Compared as an exact decimal, so 1.0001 is over it.
+var LateInterestCap = decimal.RequireFromString("1.00")
+
 // Charges is one version of a tenant's charges policy.
 type Charges struct {
 	Version                    int             `json:"version"`
@@ -68,7 +72,7 @@ func percent(field, s string, max decimal.Decimal) (decimal.Decimal, error) {
 }
 
 // validate turns the input into a policy, or says what is wrong: 400 for
-// malformed values, 422 for a fine above the legal cap.
+// malformed values, 422 for a fine or a late interest above its legal cap.
 func (in ChargesInput) validate() (*Charges, error) {
 	fine, err := percent("finePercent", in.FinePercent, decimal.NewFromInt(100))
 	if err != nil {
@@ -80,6 +84,9 @@ func (in ChargesInput) validate() (*Charges, error) {
 	late, err := percent("lateInterestMonthlyPercent", in.LateInterestMonthlyPercent, decimal.NewFromInt(100))
 	if err != nil {
 		return nil, err
+	}
+	if late.GreaterThan(LateInterestCap) {
+		return nil, errs.E(errs.Rule, "late_interest_above_cap", "lateInterestMonthlyPercent may not exceed 1.00 a month (moratory-interest ceiling)")
 	}
 	order := in.ImputationOrder
 	if order == nil {

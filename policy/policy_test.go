@@ -190,3 +190,45 @@ func TestConcurrentPublishesNeverShareAVersion(t *testing.T) {
 		t.Errorf("current %d after %d publishes", tn.ChargesPolicy, len(seen))
 	}
 }
+
+func TestLateInterestCap(t *testing.T) {
+	t.Parallel()
+	s, tenants, tn := setup(t)
+	for _, tt := range []struct {
+		name, late string
+		kind       errs.Kind
+		code       string
+	}{
+		{"a hundredth over the cap", "1.01", errs.Rule, "late_interest_above_cap"},
+		{"a ten-thousandth over the cap", "1.0001", errs.Rule, "late_interest_above_cap"},
+		{"far over the cap", "12", errs.Rule, "late_interest_above_cap"},
+		{"not a percent at all", "101", errs.Invalid, "invalid_percent"},
+	} {
+		_, _, err := s.PutCharges(ctx, tn, ChargesInput{FinePercent: "2.00", LateInterestMonthlyPercent: tt.late})
+		if !errs.Is(err, tt.kind) {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if status, code, _ := errs.Public(err); code != tt.code || (tt.kind == errs.Rule && status != 422) {
+			t.Errorf("%s: %d %s", tt.name, status, code)
+		}
+	}
+	// Nothing was written: the tenant still uses the default and no version 1 exists.
+	if fresh, err := tenants.Get(ctx, "t-pol"); err != nil || fresh.ChargesPolicy != 0 {
+		t.Fatalf("tenant after refusals: %v %+v", err, fresh)
+	}
+	if _, err := NewService(s.kit, tenants, s.clock).Charges(ctx, tn, 1); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("version 1 after refusals: %v", err)
+	}
+	// The cap itself, however written, is allowed.
+	for i, late := range []string{"1.00", "1", "1.0000", "0.9999"} {
+		c, created, err := s.PutCharges(ctx, tn, ChargesInput{FinePercent: "2.00", LateInterestMonthlyPercent: late})
+		if err != nil || c.LateInterestMonthlyPercent.GreaterThan(LateInterestCap) {
+			t.Fatalf("%s: %v %+v", late, err, c)
+		}
+		// 1.00, 1 and 1.0000 are the same rules: only the first and 0.9999 publish.
+		if want := i == 0 || late == "0.9999"; created != want {
+			t.Errorf("%s: created %v", late, created)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -98,37 +97,40 @@ func (s *Service) Apply(ctx context.Context, t *tenant.Tenant, p Payload) (*Outc
 	if reason := implausible(p, lk, received); reason != "" {
 		return s.unmatched(ctx, t, p, received, reason)
 	}
-	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
-		if attempt > 1 {
-			if err := s.backoff(ctx, attempt-1); err != nil {
-				return nil, err
-			}
-		}
+	var out *Outcome
+	err = s.retry().Retry(ctx, func(attempt int) (bool, error) {
 		c, err := contract.Load(ctx, db, t.ID, lk.DebtorKey, lk.ContractID)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if c == nil {
-			return s.unmatched(ctx, t, p, received, ReasonContractNotFound)
+			out, err = s.unmatched(ctx, t, p, received, ReasonContractNotFound)
+			return false, err
 		}
 		w, err := s.prepare(ctx, t, c, lk, p, received)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if s.beforeWrite != nil {
 			s.beforeWrite(attempt)
 		}
 		err = db.Transact(ctx, w.actions...)
 		if err == nil {
-			return w.stl.outcome(StatusApplied), nil
+			out = w.stl.outcome(StatusApplied)
+			return false, nil
 		}
-		done, out, err := s.settled(ctx, t, p, err)
-		if done {
-			return out, err
-		}
-		// A version conflict or a concurrent transaction: read again.
+		done, first, err := s.settled(ctx, t, p, err)
+		out = first
+		// Not done: a version conflict or a concurrent transaction, read again.
+		return !done, err
+	})
+	if errors.Is(err, kit.ErrAttemptsExhausted) {
+		return nil, errContended
 	}
-	return nil, errContended
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // settled interprets a failed transaction: the STL item already exists
@@ -195,21 +197,24 @@ func (s *Service) unmatched(ctx context.Context, t *tenant.Tenant, p Payload, re
 		return nil, err
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
-	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
-		if attempt > 1 {
-			if err := s.backoff(ctx, attempt-1); err != nil {
-				return nil, err
-			}
-		}
-		err = s.db(t).Transact(ctx, kit.PutAction(stlAV, &notExists), kit.PutAction(susp, &notExists))
+	var out *Outcome
+	err = s.retry().Retry(ctx, func(int) (bool, error) {
+		err := s.db(t).Transact(ctx, kit.PutAction(stlAV, &notExists), kit.PutAction(susp, &notExists))
 		if err == nil {
-			return stl.outcome(StatusUnmatched), nil
+			out = stl.outcome(StatusUnmatched)
+			return false, nil
 		}
-		if done, out, err := s.settled(ctx, t, p, err); done {
-			return out, err
-		}
+		done, first, err := s.settled(ctx, t, p, err)
+		out = first
+		return !done, err
+	})
+	if errors.Is(err, kit.ErrAttemptsExhausted) {
+		return nil, errContended
 	}
-	return nil, errContended
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // maxFuture is how far after its reception a payment instant may be: a
@@ -380,15 +385,8 @@ func lineDetails(l Line) map[string]any {
 	}
 }
 
-// backoff sleeps before retry n (1-based): exponential, full jitter,
-// capped; it returns early when ctx ends.
-func (s *Service) backoff(ctx context.Context, n int) error {
-	d := min(s.baseDelay<<min(n-1, 10), maxDelay)
-	d = time.Duration(rand.Int64N(int64(d) + 1))
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
+// retry is the conflict retry policy (ADR 0010): exponential backoff
+// with full jitter from baseDelay, capped at maxDelay, maxAttempts calls.
+func (s *Service) retry() kit.Backoff {
+	return kit.Backoff{Attempts: s.maxAttempts, Base: s.baseDelay, Max: maxDelay}
 }

@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/labstack/echo/v4"
 
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/collections/web"
 )
 
 // MaxHolidays bounds a tenant's extra days (a few municipal holidays a
@@ -76,52 +72,4 @@ func (s *Service) SetHolidays(ctx context.Context, t *Tenant, in HolidaysInput) 
 		return nil, fmt.Errorf("set holidays: %w", err)
 	}
 	return dates, nil
-}
-
-// HolidayRoutes registers the calendar endpoints of a tenant.
-func (s *Service) HolidayRoutes(srv *web.Server) {
-	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/holidays",
-		Summary: "Replace the tenant's extra non-business days (municipal holidays...); national bank holidays are built in",
-		Roles:   []web.Role{web.Supervisor}, Request: HolidaysInput{Dates: []string{"2027-01-25"}}, Response: HolidaysInput{}}, s.putHolidays)
-	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/holidays", Summary: "A year's national bank holidays and the tenant's extra days (?year=)",
-		Roles: []web.Role{web.Operator, web.Supervisor, web.Compliance}, Response: HolidaysView{}, Query: []string{"year"}}, s.getHolidays)
-}
-
-func (s *Service) putHolidays(c echo.Context) error {
-	t, err := s.From(c)
-	if err != nil {
-		return err
-	}
-	var in HolidaysInput
-	if err := web.Bind(c, &in); err != nil {
-		return err
-	}
-	dates, err := s.SetHolidays(c.Request().Context(), t, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, HolidaysInput{Dates: dates})
-}
-
-func (s *Service) getHolidays(c echo.Context) error {
-	t, err := s.From(c)
-	if err != nil {
-		return err
-	}
-	year := calendar.Today(s.clock.Now(), t.Location).Year()
-	if q := c.QueryParam("year"); q != "" {
-		if year, err = strconv.Atoi(q); err != nil || year < 1900 || year > 2199 {
-			return errs.E(errs.Invalid, "invalid_year", "year must be 1900-2199")
-		}
-	}
-	out := HolidaysView{Year: year, National: []HolidayView{}, Tenant: []string{}}
-	for _, h := range calendar.NationalBankHolidays(year) {
-		out.National = append(out.National, HolidayView{Date: h.Date.String(), Name: h.Name})
-	}
-	for _, d := range t.Holidays {
-		if len(d) >= 4 && d[:4] == strconv.Itoa(year) {
-			out.Tenant = append(out.Tenant, d)
-		}
-	}
-	return c.JSON(http.StatusOK, out)
 }

@@ -1,12 +1,15 @@
 package tenant
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"lastro/collections/calendar"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/web"
@@ -100,4 +103,65 @@ func (s *Service) info(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, Info{TenantID: t.ID, Name: t.Name, TimeZone: t.TimeZone, Shards: t.Shards,
 		Policies: Policies{Charges: policyName(t.ChargesPolicy, keys.ChargesPolicy), Dunning: policyName(t.DunningPolicy, keys.DunningPolicy)}})
+}
+
+// Authenticate resolves an API key to its principal; Unauth when the key
+// is unknown or malformed.
+func (s *Service) Authenticate(ctx context.Context, key string) (web.Principal, error) {
+	o, err := s.keyOwner(ctx, key)
+	if err != nil {
+		return web.Principal{}, err
+	}
+	return web.Principal{TenantID: o.tenantID, Role: web.Role(o.role)}, nil
+}
+
+// keyRoles are the roles a new tenant gets one API key each for.
+func keyRoles() []web.Role { return []web.Role{web.Operator, web.Supervisor, web.Compliance} }
+
+// HolidayRoutes registers the calendar endpoints of a tenant.
+func (s *Service) HolidayRoutes(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/holidays",
+		Summary: "Replace the tenant's extra non-business days (municipal holidays...); national bank holidays are built in",
+		Roles:   []web.Role{web.Supervisor}, Request: HolidaysInput{Dates: []string{"2027-01-25"}}, Response: HolidaysInput{}}, s.putHolidays)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/holidays", Summary: "A year's national bank holidays and the tenant's extra days (?year=)",
+		Roles: []web.Role{web.Operator, web.Supervisor, web.Compliance}, Response: HolidaysView{}, Query: []string{"year"}}, s.getHolidays)
+}
+
+func (s *Service) putHolidays(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in HolidaysInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	dates, err := s.SetHolidays(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, HolidaysInput{Dates: dates})
+}
+
+func (s *Service) getHolidays(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	year := calendar.Today(s.clock.Now(), t.Location).Year()
+	if q := c.QueryParam("year"); q != "" {
+		if year, err = strconv.Atoi(q); err != nil || year < 1900 || year > 2199 {
+			return errs.E(errs.Invalid, "invalid_year", "year must be 1900-2199")
+		}
+	}
+	out := HolidaysView{Year: year, National: []HolidayView{}, Tenant: []string{}}
+	for _, h := range calendar.NationalBankHolidays(year) {
+		out.National = append(out.National, HolidayView{Date: h.Date.String(), Name: h.Name})
+	}
+	for _, d := range t.Holidays {
+		if len(d) >= 4 && d[:4] == strconv.Itoa(year) {
+			out.Tenant = append(out.Tenant, d)
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }

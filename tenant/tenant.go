@@ -24,7 +24,6 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
-	"lastro/collections/web"
 )
 
 // DefaultTimeZone is the time zone of a tenant that names none.
@@ -129,9 +128,12 @@ type cached struct {
 }
 
 type cachedKey struct {
-	p  web.Principal
+	o  keyOwner
 	at time.Time
 }
+
+// keyOwner is who an API key belongs to: its tenant and role.
+type keyOwner struct{ tenantID, role string }
 
 // cacheTTL bounds how long a tenant or API key lookup is reused.
 const cacheTTL = 30 * time.Second
@@ -223,7 +225,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	actions := []kit.Action{kit.PutAction(item, &notExists)}
 	out := &Created{TenantID: in.TenantID, APIKeys: map[string]string{}, WebhookSecret: sec.Webhook}
-	for _, role := range []web.Role{web.Operator, web.Supervisor, web.Compliance} {
+	for _, role := range keyRoles() {
 		key := newAPIKey(in.TenantID)
 		out.APIKeys[string(role)] = key
 		ki, err := attributevalue.MarshalMap(apiKeyRecord{PK: pk, SK: keys.APIKey(hashKey(key)), Type: "APIKEY",
@@ -309,35 +311,35 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	return t, nil
 }
 
-// Authenticate resolves an API key to its principal; Unauth when the key
-// is unknown or malformed.
-func (s *Service) Authenticate(ctx context.Context, key string) (web.Principal, error) {
+// keyOwner resolves an API key to its tenant and role; Unauth when the
+// key is unknown or malformed.
+func (s *Service) keyOwner(ctx context.Context, key string) (keyOwner, error) {
 	id, ok := tenantOfKey(key)
 	if !ok {
-		return web.Principal{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+		return keyOwner{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
 	}
 	h := hashKey(key)
 	s.mu.Lock()
 	if c, ok := s.keys[h]; ok && time.Since(c.at) < cacheTTL {
 		s.mu.Unlock()
-		return c.p, nil
+		return c.o, nil
 	}
 	s.mu.Unlock()
 	ctx, _ = kit.Operation(ctx, "tenant.authenticate")
 	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.APIKey(h)}, false)
 	if err != nil {
-		return web.Principal{}, fmt.Errorf("authenticate: %w", err)
+		return keyOwner{}, fmt.Errorf("authenticate: %w", err)
 	}
 	if it == nil {
-		return web.Principal{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+		return keyOwner{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
 	}
 	var rec apiKeyRecord
 	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
-		return web.Principal{}, fmt.Errorf("decode API key: %w", err)
+		return keyOwner{}, fmt.Errorf("decode API key: %w", err)
 	}
-	p := web.Principal{TenantID: rec.TenantID, Role: web.Role(rec.Role)}
+	o := keyOwner{tenantID: rec.TenantID, role: rec.Role}
 	s.mu.Lock()
-	s.keys[h] = cachedKey{p: p, at: time.Now()}
+	s.keys[h] = cachedKey{o: o, at: time.Now()}
 	s.mu.Unlock()
-	return p, nil
+	return o, nil
 }

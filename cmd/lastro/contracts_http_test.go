@@ -63,6 +63,7 @@ func TestContractsAndPoliciesOverHTTP(t *testing.T) {
 		{"AP02 bad limit", "GET", "/v1/debtors/" + dk + "/contracts/C-1/installments?limit=0", op, "", 400, "invalid_limit"},
 		{"AP09 as compliance", "GET", "/v1/debtors/" + dk + "/contracts/C-1/installments/0/events", comp, "", 200, ""},
 		{"fine above cap", "PUT", "/v1/policies/charges", sup, `{"finePercent":"2.01","lateInterestMonthlyPercent":"1.00"}`, 422, "fine_above_cap"},
+		{"late interest above cap", "PUT", "/v1/policies/charges", sup, `{"finePercent":"2.00","lateInterestMonthlyPercent":"1.01"}`, 422, "late_interest_above_cap"},
 		{"operator may not set policies", "PUT", "/v1/policies/charges", op, `{"finePercent":"1.00","lateInterestMonthlyPercent":"1.00"}`, 403, "forbidden"},
 		{"numeric percent", "PUT", "/v1/policies/charges", sup, `{"finePercent":1,"lateInterestMonthlyPercent":"1.00"}`, 400, "invalid_json"},
 	}
@@ -109,7 +110,7 @@ func TestContractsAndPoliciesOverHTTP(t *testing.T) {
 		t.Fatalf("holidays: %d %v", status, out)
 	}
 	status, out = te.do(t, "GET", "/v1/tenant/holidays?year=2027", op, "")
-	if status != 200 || len(out["national"].([]any)) != 13 || len(out["tenant"].([]any)) != 1 {
+	if status != 200 || len(out["national"].([]any)) != 14 || len(out["tenant"].([]any)) != 1 {
 		t.Fatalf("holidays 2027: %d %v", status, out)
 	}
 	if status, out = te.do(t, "PUT", "/v1/tenant/holidays", op, `{"dates":[]}`); status != 403 {

@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -40,8 +41,11 @@ func TestMovableBankHolidays(t *testing.T) {
 				t.Errorf("%d: %s is not a bank holiday (%v)", tt.year, d, got)
 			}
 		}
-		if n := len(got); n != 13 && !(tt.year < 2024 && n == 12) {
+		if n := len(got); n != 14 && !(tt.year < 2024 && n == 13) {
 			t.Errorf("%d: %d holidays", tt.year, n)
+		}
+		if eve := fmt.Sprintf("%d-12-31", tt.year); got[eve] == "" {
+			t.Errorf("%d: Dec 31 is not a bank holiday (%v)", tt.year, got)
 		}
 	}
 	// Nov 20 is national from 2024 on.
@@ -71,6 +75,9 @@ func TestBusinessDays(t *testing.T) {
 		{"first day overdue, weekday", National, (*Calendar).FirstDayOverdue, "2026-08-10", "2026-08-11"},
 		{"first day overdue, sunday", National, (*Calendar).FirstDayOverdue, "2026-08-09", "2026-08-11"},
 		{"first day overdue, before christmas", National, (*Calendar).FirstDayOverdue, "2026-12-24", "2026-12-28"},
+		{"adjust dec 31 (Thursday), then new year and a weekend", National, (*Calendar).Adjust, "2026-12-31", "2027-01-04"},
+		{"next after dec 30", National, (*Calendar).NextBusinessDay, "2026-12-30", "2027-01-04"},
+		{"first day overdue, dec 31", National, (*Calendar).FirstDayOverdue, "2026-12-31", "2027-01-05"},
 	}
 	for _, tt := range tests {
 		if got := tt.fn(tt.cal, MustParse(tt.in)).String(); got != tt.want {
@@ -88,6 +95,9 @@ func TestBusinessDays(t *testing.T) {
 		if got := National.AddBusinessDays(MustParse(tt.in), tt.n).String(); got != tt.want {
 			t.Errorf("AddBusinessDays(%s, %d) = %s, want %s", tt.in, tt.n, got, tt.want)
 		}
+	}
+	if National.IsBusinessDay(MustParse("2025-12-31")) || !National.IsHoliday(MustParse("2028-12-31")) {
+		t.Error("Dec 31 has no banking to the public, every year")
 	}
 	if !National.IsOverdue(MustParse("2026-08-08"), MustParse("2026-08-11")) || National.IsOverdue(MustParse("2026-08-08"), MustParse("2026-08-10")) {
 		t.Error("a Saturday due date is payable on Monday and late on Tuesday")

@@ -6,6 +6,11 @@ package calendar
 import (
 	"fmt"
 	"time"
+	// The zone database is embedded in every binary that uses dates: a
+	// tenant's "today" depends on time.LoadLocation("America/Sao_Paulo"),
+	// which must not fail (or silently differ) on a host or container
+	// without /usr/share/zoneinfo.
+	_ "time/tzdata"
 )
 
 // Date is a civil date: a day on the calendar, with no time of day and no

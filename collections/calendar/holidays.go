@@ -26,7 +26,10 @@ type Holiday struct {
 }
 
 // fixed are the national holidays on fixed dates. Black Consciousness Day
-// (Nov 20) is national from 2024 on (Lei 14.759/2023).
+// (Nov 20) is national from 2024 on (Lei 14.759/2023). Dec 31 is no
+// holiday by law, but the national banking calendar has no banking to the
+// public on it, so a due date then is payable on the next business day
+// without charges (SPEC section 5): here it counts as one.
 var fixed = []struct {
 	month time.Month
 	day   int
@@ -42,12 +45,13 @@ var fixed = []struct {
 	{time.November, 15, "Proclamação da República", 0},
 	{time.November, 20, "Dia Nacional de Zumbi e da Consciência Negra", 2024},
 	{time.December, 25, "Natal", 0},
+	{time.December, 31, "Último dia do ano (sem expediente bancário ao público)", 0},
 }
 
 // NationalBankHolidays lists the days of year on which Brazilian banks do
-// no business nationwide: the fixed national holidays plus Carnival Monday
-// and Tuesday, Good Friday and Corpus Christi, which move with Easter.
-// Sorted by date.
+// no business nationwide: the fixed national holidays and Dec 31 (no
+// banking to the public), plus Carnival Monday and Tuesday, Good Friday and
+// Corpus Christi, which move with Easter. Sorted by date.
 func NationalBankHolidays(year int) []Holiday {
 	e := Easter(year)
 	out := []Holiday{

@@ -124,7 +124,7 @@ func (s *Store) Middleware() echo.MiddlewareFunc {
 			}
 			if replay != nil {
 				c.Response().Header().Set(ReplayedHeader, "true")
-				return c.Blob(replay.ResponseStatus, echo.MIMEApplicationJSONCharsetUTF8, []byte(replay.ResponseBody))
+				return c.Blob(replay.ResponseStatus, echo.MIMEApplicationJSON, []byte(replay.ResponseBody))
 			}
 			rec := &recorder{ResponseWriter: c.Response().Writer, status: http.StatusOK}
 			c.Response().Writer = rec

@@ -80,6 +80,9 @@ func TestSameKeySameBodyReplaysTheFirstResponse(t *testing.T) {
 	if again.Header().Get(idem.ReplayedHeader) != "true" || a.calls.Load() != 1 {
 		t.Fatalf("handler ran %d times, replay header %q", a.calls.Load(), again.Header().Get(idem.ReplayedHeader))
 	}
+	if ct := again.Header().Get("Content-Type"); ct != first.Header().Get("Content-Type") {
+		t.Fatalf("replay Content-Type %q, first %q", ct, first.Header().Get("Content-Type"))
+	}
 	// Keys are per tenant: the same key in another tenant is a new request.
 	if other := a.post("t2", "k-1", `{"x":1}`, false); other.Code != 201 || a.calls.Load() != 2 {
 		t.Fatalf("another tenant's key collided: %d, %d calls", other.Code, a.calls.Load())

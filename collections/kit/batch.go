@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,7 +17,7 @@ const (
 )
 
 // BatchGet reads many items by key (any order; missing items are absent),
-// retrying UnprocessedKeys with backoff.
+// retrying UnprocessedKeys with the kit's Backoff.
 func (t *Tenant) BatchGet(ctx context.Context, keys []Key, consistent bool) ([]Item, error) {
 	for _, k := range keys {
 		if err := t.guard("BatchGetItem", k.PK); err != nil {
@@ -31,29 +32,28 @@ func (t *Tenant) BatchGet(ctx context.Context, keys []Key, consistent bool) ([]I
 			req.Keys = append(req.Keys, k.av())
 		}
 		pending := map[string]types.KeysAndAttributes{t.k.table: req}
-		for attempt := 1; len(pending) > 0; attempt++ {
-			if attempt > t.k.attempts {
-				return nil, errs.Wrap(errs.Transient, "throttled", fmt.Errorf("BatchGetItem: %w: keys still unprocessed after %d attempts", ErrThrottled, t.k.attempts), "store unavailable, retry")
-			}
-			if attempt > 1 {
-				if err := t.k.backoff(ctx, attempt-1); err != nil {
-					return nil, err
-				}
-			}
+		err := t.k.retry.Retry(ctx, func(int) (bool, error) {
 			out, err := t.k.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 			if err != nil {
-				return nil, classify("BatchGetItem", err)
+				return false, classify("BatchGetItem", err)
 			}
 			t.k.recordList(ctx, "BatchGetItem", out.ConsumedCapacity)
 			items = append(items, out.Responses[t.k.table]...)
 			pending = out.UnprocessedKeys
+			return len(pending) > 0, nil
+		})
+		if errors.Is(err, ErrAttemptsExhausted) {
+			return nil, errs.Wrap(errs.Transient, "throttled", fmt.Errorf("BatchGetItem: %w: keys still unprocessed after %d attempts", ErrThrottled, t.k.retry.Attempts), "store unavailable, retry")
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return items, nil
 }
 
 // BatchWrite puts and deletes many items (not atomically), retrying
-// UnprocessedItems with backoff until all are written.
+// UnprocessedItems with the kit's Backoff until all are written.
 func (t *Tenant) BatchWrite(ctx context.Context, puts []Item, deletes []Key) error {
 	var reqs []types.WriteRequest
 	for _, it := range puts {
@@ -70,21 +70,20 @@ func (t *Tenant) BatchWrite(ctx context.Context, puts []Item, deletes []Key) err
 	}
 	for start := 0; start < len(reqs); start += batchWriteMax {
 		pending := map[string][]types.WriteRequest{t.k.table: reqs[start:min(start+batchWriteMax, len(reqs))]}
-		for attempt := 1; len(pending) > 0; attempt++ {
-			if attempt > t.k.attempts {
-				return errs.Wrap(errs.Transient, "throttled", fmt.Errorf("BatchWriteItem: %w: items still unprocessed after %d attempts", ErrThrottled, t.k.attempts), "store unavailable, retry")
-			}
-			if attempt > 1 {
-				if err := t.k.backoff(ctx, attempt-1); err != nil {
-					return err
-				}
-			}
+		err := t.k.retry.Retry(ctx, func(int) (bool, error) {
 			out, err := t.k.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 			if err != nil {
-				return classify("BatchWriteItem", err)
+				return false, classify("BatchWriteItem", err)
 			}
 			t.k.recordList(ctx, "BatchWriteItem", out.ConsumedCapacity)
 			pending = out.UnprocessedItems
+			return len(pending) > 0, nil
+		})
+		if errors.Is(err, ErrAttemptsExhausted) {
+			return errs.Wrap(errs.Transient, "throttled", fmt.Errorf("BatchWriteItem: %w: items still unprocessed after %d attempts", ErrThrottled, t.k.retry.Attempts), "store unavailable, retry")
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

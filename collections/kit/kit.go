@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -52,16 +51,18 @@ func (k Key) av() Item {
 
 // Kit is the shared client. Use Tenant to get a handle scoped to one tenant.
 type Kit struct {
-	api       API
-	table     string
-	meter     *Meter
-	attempts  int           // batch attempts before giving up on Unprocessed*
-	baseDelay time.Duration // first backoff delay
+	api   API
+	table string
+	meter *Meter
+	retry Backoff // batch retries of Unprocessed* items
 }
 
 // New returns a kit for table.
 func New(api API, tableName string) *Kit {
-	return &Kit{api: api, table: tableName, meter: NewMeter(), attempts: 8, baseDelay: 10 * time.Millisecond}
+	return &Kit{api: api, table: tableName, meter: NewMeter(),
+		// DynamoDB returns Unprocessed* items under throttling; a second is
+		// the longest single wait before a batch gives up with a 503.
+		retry: Backoff{Attempts: 8, Base: 10 * time.Millisecond, Max: time.Second}}
 }
 
 // Table is the table name.
@@ -193,20 +194,6 @@ func (t *Tenant) Delete(ctx context.Context, key Key, cond *expression.Condition
 	}
 	t.k.record(ctx, "DeleteItem", out.ConsumedCapacity)
 	return nil
-}
-
-// backoff sleeps before retry attempt n (1-based), exponential with full
-// jitter, capped at one second; it returns early when ctx ends.
-func (k *Kit) backoff(ctx context.Context, n int) error {
-	d := k.baseDelay << min(n-1, 10)
-	d = min(d, time.Second)
-	d = time.Duration(rand.Int64N(int64(d) + 1))
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }
 
 // MaintenanceScan reads one segment of the whole table for a named

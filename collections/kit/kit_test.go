@@ -216,6 +216,33 @@ func TestBatchesRetryInjectedUnprocessedItems(t *testing.T) {
 	e.store.ClearFaults()
 }
 
+func TestBatchesGiveUpAfterBoundedAttempts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if err := e.store.SetFault(ddblocal.FaultRule{Kind: ddblocal.FaultUnprocessed, Rate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, usage := kit.Operation(context.Background(), "test.batch")
+	tn := e.kit.Tenant("t1", []byte("k"))
+	k := kit.Key{PK: keys.Debtor("t1", "d1"), SK: "CONTACT#001"}
+	err := tn.BatchWrite(ctx, []kit.Item{item(k.PK, k.SK)}, nil)
+	if !errors.Is(err, kit.ErrThrottled) || !errs.Is(err, errs.Transient) {
+		t.Fatalf("every item unprocessed: %v", err)
+	}
+	if _, err := tn.BatchGet(ctx, []kit.Key{k}, true); !errors.Is(err, kit.ErrThrottled) || !errs.Is(err, errs.Transient) {
+		t.Fatalf("every key unprocessed: %v", err)
+	}
+	if w, g := usage.Calls("BatchWriteItem"), usage.Calls("BatchGetItem"); w != 8 || g != 8 {
+		t.Fatalf("%d writes and %d gets, want 8 attempts each", w, g)
+	}
+	// A cancelled context stops the retries at once.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := tn.BatchWrite(cctx, []kit.Item{item(k.PK, k.SK)}, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
 func TestTransactErrorsAreClassified(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -37,8 +37,6 @@ const (
 	opMinus
 )
 
-var opSymbols = [...]string{"=", "<>", "<", "<=", ">", ">=", "+", "-"}
-
 // fnKind identifies a function. Names are case-sensitive.
 type fnKind uint8
 
@@ -176,8 +174,9 @@ var (
 	opAnd     = operator{"AND", 2, false, tsBOOL, false, tsBOOL}
 	opOr      = operator{"OR", 2, false, tsBOOL, false, tsBOOL}
 	opNot     = operator{"NOT", 1, false, tsBOOL, false, tsBOOL}
-	opArith   = [...]operator{
-		opPlus - opPlus:  {"+", 2, false, tsN, false, tsN},
+	// opArith is indexed by op - opPlus.
+	opArith = [...]operator{
+		0:                {"+", 2, false, tsN, false, tsN},
 		opMinus - opPlus: {"-", 2, false, tsN, false, tsN},
 	}
 	opFuncs = [...]operator{
