@@ -19,6 +19,7 @@ import (
 	"lastro/collections/kit"
 	"lastro/collections/pii"
 	"lastro/contract"
+	"lastro/policy"
 	"lastro/tenant"
 )
 
@@ -35,11 +36,24 @@ type profileItem struct {
 	PII            []byte `dynamodbav:"pii"`
 	HasPhone       bool   `dynamodbav:"hasPhone"`
 	HasEmail       bool   `dynamodbav:"hasEmail"`
-	KeyVersion     int    `dynamodbav:"keyVersion"`
-	GSI3PK         string `dynamodbav:"GSI3PK"`
-	Version        int    `dynamodbav:"version"`
-	CreatedAt      string `dynamodbav:"createdAt"`
+	// UF is the debtor's state, for per-state contact windows: coarse and
+	// non-identifying, so in clear like the masked document.
+	UF string `dynamodbav:"uf,omitempty"`
+	// OptOut lists the channels the debtor refused (SMS, WHATSAPP, ...),
+	// a string set the contact gateway maintains (ProfileOptOutAttr).
+	OptOut     []string `dynamodbav:"optOut,stringset,omitempty"`
+	KeyVersion int      `dynamodbav:"keyVersion"`
+	GSI3PK     string   `dynamodbav:"GSI3PK"`
+	Version    int      `dynamodbav:"version"`
+	CreatedAt  string   `dynamodbav:"createdAt"`
 }
+
+// The PROFILE attributes the contact gateway reads and writes without
+// opening the sealed personal data.
+const (
+	ProfileUFAttr     = "uf"
+	ProfileOptOutAttr = "optOut"
+)
 
 // personal is the plaintext sealed into profileItem.PII.
 type personal struct {
@@ -55,6 +69,7 @@ type RegisterInput struct {
 	Name     string `json:"name"`
 	Phone    string `json:"phone,omitempty"`
 	Email    string `json:"email,omitempty"`
+	UF       string `json:"uf,omitempty"` // state (UF), not personal data: stored in clear
 }
 
 // Registered is the answer of a registration.
@@ -72,6 +87,9 @@ func (in RegisterInput) validate() (Document, personal, error) {
 	name := strings.Join(strings.Fields(in.Name), " ")
 	if name == "" || utf8.RuneCountInString(name) > 200 || strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return doc, personal{}, errs.E(errs.Invalid, "invalid_name", "name must be 1-200 printable characters")
+	}
+	if in.UF != "" && !policy.ValidUF(in.UF) {
+		return doc, personal{}, errs.E(errs.Invalid, "invalid_uf", "uf must be one of the 27 UFs, upper case (SP, RJ, ...)")
 	}
 	p := personal{Document: doc.Digits(), Name: name}
 	if in.Phone != "" {
@@ -172,7 +190,7 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	now := s.clock.Now()
 	profile, err := marshal(profileItem{PK: pk, SK: keys.ProfileSK, Type: "PROFILE", TenantID: t.ID, DebtorKey: dk,
 		DocumentType: string(doc.Type), MaskedDocument: doc.Masked(), PII: sealed, HasPhone: p.Phone != "", HasEmail: p.Email != "",
-		KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
+		UF: in.UF, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
 	if err != nil {
 		return nil, err
 	}

@@ -367,7 +367,7 @@ func putContacts(t testing.TB, f *fixture, tn *tenant.Tenant, dk string, n int) 
 	for i := range n {
 		at := testNow.Add(-time.Duration(i) * time.Hour)
 		it := kit.Item{
-			"PK": &types.AttributeValueMemberS{Value: keys.Debtor(tn.ID, dk)}, "SK": &types.AttributeValueMemberS{Value: keys.Contact(at, fmt.Sprintf("att-%02d", i))},
+			"PK": &types.AttributeValueMemberS{Value: keys.Debtor(tn.ID, dk)}, "SK": &types.AttributeValueMemberS{Value: keys.Contact(tn.Today(at), at, fmt.Sprintf("att-%02d", i))},
 			"type": &types.AttributeValueMemberS{Value: "CONTACT"}, "channel": &types.AttributeValueMemberS{Value: "SMS"},
 			"template": &types.AttributeValueMemberS{Value: "SMS_D45"}, "contractId": &types.AttributeValueMemberS{Value: "C-1"},
 			"outcome": &types.AttributeValueMemberS{Value: "DELIVERED"}, "at": &types.AttributeValueMemberS{Value: keys.Timestamp(at)},

@@ -16,12 +16,14 @@ import (
 
 // ProfileView is the debtor's profile as operators see it: masked.
 type ProfileView struct {
-	DocumentType   string `json:"documentType"`
-	MaskedDocument string `json:"maskedDocument"`
-	HasPhone       bool   `json:"hasPhone"`
-	HasEmail       bool   `json:"hasEmail"`
-	KeyVersion     int    `json:"keyVersion"`
-	CreatedAt      string `json:"createdAt"`
+	DocumentType   string   `json:"documentType"`
+	MaskedDocument string   `json:"maskedDocument"`
+	HasPhone       bool     `json:"hasPhone"`
+	HasEmail       bool     `json:"hasEmail"`
+	UF             string   `json:"uf,omitempty"`
+	OptOut         []string `json:"optOut,omitempty"`
+	KeyVersion     int      `json:"keyVersion"`
+	CreatedAt      string   `json:"createdAt"`
 }
 
 // ContractView is a contract on a page of the 360 view: the header's
@@ -123,7 +125,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 				return nil, err
 			}
 			v.Profile = &ProfileView{DocumentType: p.DocumentType, MaskedDocument: p.MaskedDocument, HasPhone: p.HasPhone,
-				HasEmail: p.HasEmail, KeyVersion: p.KeyVersion, CreatedAt: p.CreatedAt}
+				HasEmail: p.HasEmail, UF: p.UF, OptOut: p.OptOut, KeyVersion: p.KeyVersion, CreatedAt: p.CreatedAt}
 		case "CONTACT":
 			v.Contacts = append(v.Contacts, strip(it))
 		case "LIMIT":

@@ -46,7 +46,12 @@ type Dunning struct {
 	ContactWindow            ContactWindow `json:"contactWindow"`
 	MaxDailyContacts         int           `json:"maxDailyContacts"`
 	BureauNoticeToReportDays int           `json:"bureauNoticeToReportDays"`
-	CreatedAt                string        `json:"createdAt,omitempty"`
+	// StateWindows are optional stricter windows per debtor state (UF),
+	// each inside the general window (contacts.go).
+	StateWindows map[string]ContactWindow `json:"stateWindows,omitempty"`
+	// Templates are optional message texts per action (contacts.go).
+	Templates map[string]string `json:"templates,omitempty"`
+	CreatedAt string            `json:"createdAt,omitempty"`
 }
 
 // DefaultDunning is version 0: SMS on days 1 and 5, a call on day 15, an
@@ -62,10 +67,12 @@ func DefaultDunning() *Dunning {
 
 // DunningInput is the body of PUT /v1/policies/dunning.
 type DunningInput struct {
-	Steps                    []Step        `json:"steps"`
-	ContactWindow            ContactWindow `json:"contactWindow"`
-	MaxDailyContacts         int           `json:"maxDailyContacts"`
-	BureauNoticeToReportDays int           `json:"bureauNoticeToReportDays"`
+	Steps                    []Step                   `json:"steps"`
+	ContactWindow            ContactWindow            `json:"contactWindow"`
+	MaxDailyContacts         int                      `json:"maxDailyContacts"`
+	BureauNoticeToReportDays int                      `json:"bureauNoticeToReportDays"`
+	StateWindows             map[string]ContactWindow `json:"stateWindows,omitempty"`
+	Templates                map[string]string        `json:"templates,omitempty"`
 }
 
 var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
@@ -115,15 +122,19 @@ func (in DunningInput) validate() (*Dunning, error) {
 		return nil, errs.E(errs.Rule, "bureau_report_without_notice",
 			"a BUREAU_REPORT step needs a BUREAU_NOTICE step at least bureauNoticeToReportDays before it")
 	}
+	if err := in.validateContacts(); err != nil {
+		return nil, err
+	}
 	return &Dunning{Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
-		BureauNoticeToReportDays: in.BureauNoticeToReportDays}, nil
+		BureauNoticeToReportDays: in.BureauNoticeToReportDays, StateWindows: in.StateWindows, Templates: in.Templates}, nil
 }
 
 func (d *Dunning) sameRules(o *Dunning) bool {
 	eqw := func(a, b *Window) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	return slices.Equal(d.Steps, o.Steps) && eqw(d.ContactWindow.Weekdays, o.ContactWindow.Weekdays) &&
 		eqw(d.ContactWindow.Saturday, o.ContactWindow.Saturday) && eqw(d.ContactWindow.Sunday, o.ContactWindow.Sunday) &&
-		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays
+		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays &&
+		sameContacts(d, o)
 }
 
 // NextStep is the first step on or after daysPastDue; ok is false when the

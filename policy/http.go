@@ -20,8 +20,10 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles:   sup, Request: ChargesInput{FinePercent: "2.00", LateInterestMonthlyPercent: "1.00", ImputationOrder: DefaultImputationOrder},
 		Response: DefaultCharges().View(), Status: http.StatusCreated}, s.putCharges)
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/policies/dunning",
-		Summary: "Publish a new dunning policy version (régua steps, contact window, daily limit, bureau notice days)",
-		Roles:   sup, Request: DunningInput{Steps: DefaultDunning().Steps, ContactWindow: DefaultDunning().ContactWindow, MaxDailyContacts: 3, BureauNoticeToReportDays: 15},
+		Summary: "Publish a new dunning policy version (régua steps, contact window, optional stricter stateWindows per UF, daily limit, bureau notice days, optional message templates per action)",
+		Roles:   sup, Request: DunningInput{Steps: DefaultDunning().Steps, ContactWindow: DefaultDunning().ContactWindow, MaxDailyContacts: 3, BureauNoticeToReportDays: 15,
+			StateWindows: map[string]ContactWindow{"RJ": {Weekdays: &Window{"09:00", "18:00"}, Saturday: &Window{"09:00", "12:00"}}},
+			Templates:    map[string]string{"SMS_D1": "Contrato {{contractId}}: {{amount}} em aberto desde {{dueDate}}."}},
 		Response: DefaultDunning(), Status: http.StatusCreated}, s.putDunning)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/policies/charges", Summary: "The current charges policy, or ?version=N (0 is the built-in default)",
 		Roles: all, Response: DefaultCharges().View(), Query: []string{"version"}}, s.getCharges)

@@ -60,15 +60,17 @@ type chargesItem struct {
 }
 
 type dunningItem struct {
-	PK                       string        `dynamodbav:"PK"`
-	SK                       string        `dynamodbav:"SK"`
-	Type                     string        `dynamodbav:"type"`
-	Version                  int           `dynamodbav:"version"`
-	Steps                    []Step        `dynamodbav:"steps"`
-	ContactWindow            ContactWindow `dynamodbav:"contactWindow"`
-	MaxDailyContacts         int           `dynamodbav:"maxDailyContacts"`
-	BureauNoticeToReportDays int           `dynamodbav:"bureauNoticeToReportDays"`
-	CreatedAt                string        `dynamodbav:"createdAt"`
+	PK                       string                   `dynamodbav:"PK"`
+	SK                       string                   `dynamodbav:"SK"`
+	Type                     string                   `dynamodbav:"type"`
+	Version                  int                      `dynamodbav:"version"`
+	Steps                    []Step                   `dynamodbav:"steps"`
+	ContactWindow            ContactWindow            `dynamodbav:"contactWindow"`
+	MaxDailyContacts         int                      `dynamodbav:"maxDailyContacts"`
+	BureauNoticeToReportDays int                      `dynamodbav:"bureauNoticeToReportDays"`
+	StateWindows             map[string]ContactWindow `dynamodbav:"stateWindows,omitempty"`
+	Templates                map[string]string        `dynamodbav:"templates,omitempty"`
+	CreatedAt                string                   `dynamodbav:"createdAt"`
 }
 
 // Service reads and writes policy versions. Versions are immutable, so
@@ -161,7 +163,8 @@ func (s *Service) Dunning(ctx context.Context, t *tenant.Tenant, v int) (*Dunnin
 		return nil, errs.E(errs.NotFound, "policy_not_found", "dunning policy %s not found", sk)
 	}
 	d := &Dunning{Version: it.Version, Name: sk, Steps: it.Steps, ContactWindow: it.ContactWindow,
-		MaxDailyContacts: it.MaxDailyContacts, BureauNoticeToReportDays: it.BureauNoticeToReportDays, CreatedAt: it.CreatedAt}
+		MaxDailyContacts: it.MaxDailyContacts, BureauNoticeToReportDays: it.BureauNoticeToReportDays,
+		StateWindows: it.StateWindows, Templates: it.Templates, CreatedAt: it.CreatedAt}
 	s.remember(t.ID, sk, d)
 	return d, nil
 }
@@ -247,7 +250,7 @@ func (s *Service) PutDunning(ctx context.Context, t *tenant.Tenant, in DunningIn
 	v, created, err := s.publish(ctx, t, tenant.DunningPolicyKind, same, func(v int, now string) (kit.Item, error) {
 		return attributevalue.MarshalMap(dunningItem{PK: keys.Tenant(t.ID), SK: dunningName(v), Type: "DUNNING_POLICY", Version: v,
 			Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: d.MaxDailyContacts,
-			BureauNoticeToReportDays: d.BureauNoticeToReportDays, CreatedAt: now})
+			BureauNoticeToReportDays: d.BureauNoticeToReportDays, StateWindows: d.StateWindows, Templates: d.Templates, CreatedAt: now})
 	})
 	if err != nil {
 		return nil, false, err

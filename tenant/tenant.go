@@ -48,6 +48,7 @@ type Tenant struct {
 	Version       int
 	CreatedAt     time.Time
 	Holidays      []string // the tenant's extra non-business days (ISO dates), beyond the national ones
+	MessagingURL  string   // the tenant's messaging provider webhook ("" : none); messaging.go
 	calendar      *calendar.Calendar
 	secrets       secrets
 }
@@ -66,6 +67,7 @@ type secrets struct {
 	DebtorKeys map[int][]byte `json:"debtorKeys"` // by key version
 	Webhook    string         `json:"webhook"`
 	Cursor     []byte         `json:"cursor"`
+	Messaging  string         `json:"messaging,omitempty"` // signs messages sent to the provider
 }
 
 // DebtorKeySecret returns the HMAC secret of a debtor-key version.
@@ -99,6 +101,7 @@ type record struct {
 	Version       int      `dynamodbav:"version"`
 	CreatedAt     string   `dynamodbav:"createdAt"`
 	Holidays      []string `dynamodbav:"holidays,omitempty"`
+	MessagingURL  string   `dynamodbav:"messagingUrl,omitempty"`
 }
 
 type apiKeyRecord struct {
@@ -295,7 +298,7 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
 	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
 		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
-		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, secrets: sec}
+		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, secrets: sec}
 	if len(rec.Holidays) > 0 {
 		var extra []calendar.Date
 		for _, h := range rec.Holidays {

@@ -54,7 +54,7 @@ var Registry = []Prefix{
 	{"APIKEY", SK, 0, "hashed API key", []string{"sha256"}},
 	{"PROFILE", SK, 0, "debtor profile", nil},
 	{"CT", SK, 0, "contract", []string{"contractId"}},
-	{"CONTACT", SK, 0, "contact attempt", []string{"ts", "attemptId"}},
+	{"CONTACT", SK, 0, "contact attempt", []string{"localDate", "ts", "attemptId"}},
 	{"LIMIT", SK, 0, "daily contact counter", []string{"localDate"}},
 	{"CHG", SK, 0, "charge lookup item", nil},
 	{"STL", SK, 0, "settlement item", nil},
@@ -276,11 +276,16 @@ func Promise(contractID, promiseID string) string {
 	return join("CT", contractID, "PROMISE", promiseID)
 }
 
-// Contact is the sort key of a contact attempt.
-func Contact(at time.Time, attemptID string) string { return join("CONTACT", Timestamp(at), attemptID) }
+// Contact is the sort key of a contact attempt: the debtor's civil date
+// (the same date as the LIMIT counter it was counted against) before the
+// UTC instant, so one local day is one begins_with range (ADR 0016) and
+// attempts still sort chronologically.
+func Contact(localDate string, at time.Time, attemptID string) string {
+	return join("CONTACT", localDate, Timestamp(at), attemptID)
+}
 
-// ContactsOn selects the contact attempts of one UTC date prefix.
-func ContactsOn(datePrefix string) string { return join("CONTACT", datePrefix) }
+// ContactsOn selects the contact attempts of one civil date.
+func ContactsOn(localDate string) string { return join("CONTACT", localDate) + Sep }
 
 // Limit is the sort key of the daily contact counter for a civil date.
 func Limit(localDate string) string { return join("LIMIT", localDate) }

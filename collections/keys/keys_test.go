@@ -55,7 +55,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, DebtorEvent(at, "e2"), "debtor-level audit event ts=2026-08-10T12:30:00.005Z eventId=e2"},
 		{SK, Agreement("C-1", "a1"), "contract contractId=C-1 / agreement agreementId=a1"},
 		{SK, Promise("C-1", "p1"), "contract contractId=C-1 / payment promise promiseId=p1"},
-		{SK, Contact(at, "x1"), "contact attempt ts=2026-08-10T12:30:00.005Z attemptId=x1"},
+		{SK, Contact("2026-08-10", at, "x1"), "contact attempt localDate=2026-08-10 ts=2026-08-10T12:30:00.005Z attemptId=x1"},
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
 		{GSI1PK, Agenda("t042", "2026-09-24", 7), "tenant tenantId=t042 / agenda partition date=2026-09-24 shard=07"},
 		{GSI1SK, AgendaEntry("SMS_D5", "C-1"), "agenda entry nextAction=SMS_D5 contractId=C-1"},
@@ -115,10 +115,32 @@ func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
 		}
 	}
 	for _, k := range []string{Contract("C-10"), Installment("C-10", 1), Contract("C-1-2"), Contract("C-1.2"), Contract("C-1_2"),
-		Promise("C-1", "p"), Contract("C-0"), ProfileSK, Contact(at, "x")} {
+		Promise("C-1", "p"), Contract("C-0"), ProfileSK, Contact("2026-08-10", at, "x")} {
 		if inside(k) {
 			t.Errorf("ContractRange(C-1) selects %q", k)
 		}
+	}
+}
+
+// TestContactsOfOneLocalDay: the day's prefix selects that civil date's
+// attempts only — not the next date's, not the counter — even when the UTC
+// instant of an attempt is already the next UTC day.
+func TestContactsOfOneLocalDay(t *testing.T) {
+	t.Parallel()
+	late := time.Date(2026, 9, 21, 2, 30, 0, 0, time.UTC) // 23:30 on the 20th in São Paulo
+	day := ContactsOn("2026-09-20")
+	for _, k := range []string{Contact("2026-09-20", late, "a"), Contact("2026-09-20", late.Add(-20*time.Hour), "b")} {
+		if !strings.HasPrefix(k, day) {
+			t.Errorf("%q not in %q", k, day)
+		}
+	}
+	for _, k := range []string{Contact("2026-09-21", late, "c"), Contact("2026-09-02", late, "d"), Limit("2026-09-20")} {
+		if strings.HasPrefix(k, day) {
+			t.Errorf("%q selected by %q", k, day)
+		}
+	}
+	if a, b := Contact("2026-09-20", late, "z"), Contact("2026-09-21", late.Add(time.Hour), "a"); a >= b {
+		t.Errorf("attempts do not sort chronologically: %q >= %q", a, b)
 	}
 }
 

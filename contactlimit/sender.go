@@ -1,0 +1,282 @@
+package contactlimit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"lastro/collections/clock"
+	"lastro/collections/errs"
+	"lastro/policy"
+	"lastro/settlement"
+	"lastro/tenant"
+)
+
+// Message is one contact to deliver. To is the recipient's address (phone,
+// e-mail, postal address): personal data that only the sender sees — it
+// is never logged (LogValue leaves it out) nor stored in evidence.
+type Message struct {
+	AttemptID  string    `json:"attemptId"`
+	TenantID   string    `json:"tenantId"`
+	DebtorKey  string    `json:"debtorKey"`
+	ContractID string    `json:"contractId"`
+	Channel    Channel   `json:"channel"`
+	Template   string    `json:"template"`
+	Action     string    `json:"action"`
+	Text       string    `json:"text"`
+	To         string    `json:"to"`
+	At         time.Time `json:"at"`
+}
+
+// LogValue is what a log line may say about a message: no address, no text.
+func (m Message) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("attempt_id", m.AttemptID), slog.String("tenant", m.TenantID),
+		slog.String("channel", string(m.Channel)), slog.String("action", m.Action))
+}
+
+// Sender delivers a message through the tenant's messaging provider.
+type Sender interface {
+	Send(ctx context.Context, t *tenant.Tenant, m Message) error
+}
+
+// AddressBook resolves a debtor's address for a channel (the integrator
+// wires it to the PROFILE's decryption). Implementations never log it.
+type AddressBook interface {
+	Address(ctx context.Context, t *tenant.Tenant, debtorKey string, ch Channel) (string, error)
+}
+
+// SendError is a failed delivery with a detail safe to store as the
+// attempt's outcome (a code, never a URL, an address or a text).
+type SendError struct {
+	Detail string
+	Err    error
+}
+
+func (e *SendError) Error() string {
+	if e.Err != nil {
+		return "send: " + e.Detail + ": " + e.Err.Error()
+	}
+	return "send: " + e.Detail
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// detailOf is the outcome detail of a send error.
+func detailOf(err error) string {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se.Detail
+	}
+	return "send_failed"
+}
+
+// Outbox is the local Sender: one JSON line per message appended to a
+// file, for a provider integration (or a person) to pick up. The file holds
+// recipients' addresses, so it is created 0600 and is not a log.
+type Outbox struct {
+	path string
+	mu   sync.Mutex
+}
+
+// NewOutbox returns an outbox appending to path.
+func NewOutbox(path string) *Outbox { return &Outbox{path: path} }
+
+// Send appends m as one line and syncs it before answering.
+func (o *Outbox) Send(_ context.Context, _ *tenant.Tenant, m Message) error {
+	line, err := json.Marshal(m)
+	if err != nil {
+		return &SendError{Detail: "encode", Err: err}
+	}
+	line = append(line, '\n')
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return &SendError{Detail: "outbox_unavailable", Err: err}
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return &SendError{Detail: "outbox_write", Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return &SendError{Detail: "outbox_write", Err: err}
+	}
+	if err := f.Close(); err != nil {
+		return &SendError{Detail: "outbox_write", Err: err}
+	}
+	return nil
+}
+
+// Webhook is the Sender that posts each message to the tenant's messaging
+// provider (tenant.MessagingURL), signed like our settlement webhooks:
+// X-Lastro-Timestamp and X-Lastro-Signature v1=hex HMAC-SHA256(secret,
+// ts + "." + body). Transient failures (network, 408, 429, 5xx) are
+// retried with exponential backoff and full jitter; other 4xx are final.
+type Webhook struct {
+	Client    *http.Client
+	Clock     clock.Clock // signs with its time; the real clock in production
+	Logger    *slog.Logger
+	Attempts  int           // default 4
+	BaseDelay time.Duration // default 200 ms, doubled per retry, capped at 5 s
+}
+
+func (w *Webhook) defaults() (*http.Client, clock.Clock, *slog.Logger, int, time.Duration) {
+	c, clk, log, n, d := w.Client, w.Clock, w.Logger, w.Attempts, w.BaseDelay
+	if c == nil {
+		c = &http.Client{Timeout: 10 * time.Second}
+	}
+	if clk == nil {
+		clk = clock.System{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if n <= 0 {
+		n = 4
+	}
+	if d <= 0 {
+		d = 200 * time.Millisecond
+	}
+	return c, clk, log, n, d
+}
+
+// ErrNoProvider: the tenant has no messaging provider configured.
+var ErrNoProvider = errors.New("contactlimit: tenant has no messaging provider")
+
+// Send posts m, retrying transient failures.
+func (w *Webhook) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
+	client, clk, log, attempts, base := w.defaults()
+	if t.MessagingURL == "" || t.MessagingSecret() == "" {
+		return &SendError{Detail: "no_provider", Err: ErrNoProvider}
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return &SendError{Detail: "encode", Err: err}
+	}
+	var last *SendError
+	for n := 1; n <= attempts; n++ {
+		if n > 1 {
+			d := min(base<<(n-2), 5*time.Second)
+			select {
+			case <-ctx.Done():
+				return &SendError{Detail: "canceled", Err: ctx.Err()}
+			case <-time.After(time.Duration(rand.Int64N(int64(d)) + int64(d)/2)):
+			}
+		}
+		retry, err := w.post(ctx, client, clk, t, body)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if !retry {
+			break
+		}
+		log.WarnContext(ctx, "messaging provider: retrying", "message", m, "try", n, "detail", err.Detail)
+	}
+	return last
+}
+
+// post makes one signed request; retry says whether a failure is transient.
+// Errors carry no URL: the transport's own error text names it, so only
+// its class is kept.
+func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock, t *tenant.Tenant, body []byte) (retry bool, _ *SendError) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.MessagingURL, bytes.NewReader(body))
+	if err != nil {
+		return false, &SendError{Detail: "bad_provider_url"}
+	}
+	ts := clk.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(settlement.TimestampHeader, strconv.FormatInt(ts, 10))
+	req.Header.Set(settlement.SignatureHeader, settlement.Sign(t.MessagingSecret(), ts, body))
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, &SendError{Detail: "canceled", Err: ctx.Err()}
+		}
+		return true, &SendError{Detail: "transport_error"}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return false, nil
+	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		return true, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode)}
+	}
+	return false, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode)}
+}
+
+// defaultText is the message of an action the policy has no template for:
+// contract facts only.
+const defaultText = "{{tenantName}}: o contrato {{contractId}} tem pagamento em aberto. Regularize ou fale conosco."
+
+// brl formats cents as Brazilian reais: R$ 1.234,56.
+func brl(cents int64) string {
+	s := strconv.FormatInt(cents/100, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "." + s[i:]
+	}
+	return fmt.Sprintf("R$ %s,%02d", s, cents%100)
+}
+
+// text renders the claim's message from the policy's template for it.
+func text(t *tenant.Tenant, pol *policy.Dunning, c Claim) string {
+	tpl, ok := pol.Template(c.Template)
+	if !ok {
+		if tpl, ok = pol.Template(c.Action); !ok {
+			tpl = defaultText
+		}
+	}
+	vars := map[string]string{"contractId": c.ContractID, "tenantName": t.Name, "dueDate": c.DueDate}
+	if c.AmountCents > 0 {
+		vars["amount"] = brl(c.AmountCents)
+	}
+	if c.DaysPastDue > 0 {
+		vars["daysPastDue"] = strconv.Itoa(c.DaysPastDue)
+	}
+	return policy.Render(tpl, vars)
+}
+
+// Send is Claim, then — only when allowed — the address, the sender and
+// the outcome (Record), for the agenda workers and the operator's POST. A
+// blocked claim returns its attempt and no error: nothing was sent. A
+// failed delivery is recorded FAILED and returned with the attempt.
+func (g *Gateway) Send(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt, error) {
+	if g.sender == nil || g.addresses == nil {
+		return Attempt{}, errs.E(errs.Other, "no_sender", "the contact gateway has no sender or address book")
+	}
+	a, err := g.Claim(ctx, t, c)
+	if err != nil || !a.Allowed {
+		return a, err
+	}
+	c.Action = a.Action
+	pol, err := g.policies.Dunning(ctx, t, t.DunningPolicy)
+	if err != nil {
+		return a, err
+	}
+	to, err := g.addresses.Address(ctx, t, c.DebtorKey, c.Channel)
+	if err != nil || to == "" {
+		rec, rerr := g.Record(ctx, t, a, OutcomeFailed, "no_address")
+		return rec, errors.Join(&SendError{Detail: "no_address"}, rerr)
+	}
+	at, _ := time.Parse("2006-01-02T15:04:05.000Z", a.At)
+	m := Message{AttemptID: a.AttemptID, TenantID: t.ID, DebtorKey: a.DebtorKey, ContractID: a.ContractID, Channel: a.Channel,
+		Template: a.Template, Action: a.Action, Text: text(t, pol, c), To: to, At: at}
+	if serr := g.sender.Send(ctx, t, m); serr != nil {
+		g.log.WarnContext(ctx, "contact not delivered", "message", m, "detail", detailOf(serr))
+		rec, rerr := g.Record(ctx, t, a, OutcomeFailed, detailOf(serr))
+		return rec, errors.Join(serr, rerr)
+	}
+	return g.Record(ctx, t, a, OutcomeSent, "")
+}

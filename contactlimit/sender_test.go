@@ -1,0 +1,180 @@
+package contactlimit
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lastro/collections/clock"
+	"lastro/settlement"
+	"lastro/tenant"
+)
+
+// noPersonalData fails when a log line carries the debtor's phone, e-mail
+// or name.
+func noPersonalData(t *testing.T, logs string) {
+	t.Helper()
+	for _, s := range []string{testPhone, testEmail, testName, "98765"} {
+		if strings.Contains(logs, s) {
+			t.Fatalf("personal data %q in logs:\n%s", s, logs)
+		}
+	}
+}
+
+func TestOutboxWritesOneLinePerSentMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.publish(t, nil, map[string]string{"SMS_D5": "{{tenantName}}: contrato {{contractId}}, {{amount}} desde {{dueDate}}."})
+	path := filepath.Join(t.TempDir(), "outbox.jsonl")
+	g := f.gateway(Deps{Sender: NewOutbox(path), Addresses: addresses{}})
+	dk := f.debtor(t, "")
+	var sent []Attempt
+	for i := range 5 { // the limit is 3: two are blocked and never written
+		c := claimAt(dk, thursday10.Add(time.Duration(i)*time.Minute))
+		c.AmountCents, c.DueDate = 123456, "2026-09-10"
+		a, err := g.Send(bg, f.t, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Allowed {
+			if a.Outcome != OutcomeSent {
+				t.Fatalf("outcome %+v", a)
+			}
+			sent = append(sent, a)
+		} else if a.Reason != ReasonLimit || a.Outcome != OutcomeBlocked {
+			t.Fatalf("blocked %+v", a)
+		}
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if st, _ := fh.Stat(); st.Mode().Perm() != 0o600 {
+		t.Errorf("outbox mode %v: it holds addresses", st.Mode().Perm())
+	}
+	var lines []Message
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		var m Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 3 || len(sent) != 3 {
+		t.Fatalf("%d lines for %d sent messages", len(lines), len(sent))
+	}
+	for i, m := range lines {
+		if m.AttemptID != sent[i].AttemptID || m.To != testPhone || m.Channel != SMS ||
+			m.Text != "Crediário Teste: contrato C-1, R$ 1.234,56 desde 2026-09-10." {
+			t.Errorf("line %d: %+v", i, m)
+		}
+	}
+	day, _ := g.Day(bg, f.t, dk, "2026-09-24", 100, "")
+	for _, e := range day.Items {
+		if e.Allowed && e.Outcome != OutcomeSent {
+			t.Errorf("evidence %s outcome %s", e.AttemptID, e.Outcome)
+		}
+	}
+	noPersonalData(t, f.logs.String())
+}
+
+// provider is a messaging provider on loopback that verifies our
+// signature and fails the first failures requests with a 500.
+type provider struct {
+	mu       sync.Mutex
+	secret   string
+	failures int
+	calls    int
+	verified int
+	bodies   []Message
+}
+
+func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	if err := settlement.Verify(p.secret, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, time.Now()); err != nil {
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	p.verified++
+	if p.calls <= p.failures {
+		http.Error(w, "try again", http.StatusInternalServerError)
+		return
+	}
+	var m Message
+	_ = json.Unmarshal(body, &m)
+	p.bodies = append(p.bodies, m)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (f *fixture) provider(t *testing.T, failures int) *provider {
+	t.Helper()
+	p := &provider{failures: failures}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	out, err := f.tenants.SetMessaging(bg, f.t, tenant.MessagingInput{URL: srv.URL + "/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.secret = out.Secret
+	f.reload(t)
+	return p
+}
+
+func TestWebhookSignsAndRetries(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	p := f.provider(t, 1)
+	wh := &Webhook{Clock: clock.System{}, Logger: f.log, BaseDelay: time.Millisecond}
+	g := f.gateway(Deps{Sender: wh, Addresses: addresses{}})
+	dk := f.debtor(t, "")
+	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
+	if err != nil || a.Outcome != OutcomeSent {
+		t.Fatalf("send: %+v %v", a, err)
+	}
+	if p.calls != 2 || p.verified != 2 || len(p.bodies) != 1 || p.bodies[0].AttemptID != a.AttemptID || p.bodies[0].To != testPhone {
+		t.Fatalf("provider saw %d calls (%d verified): %+v", p.calls, p.verified, p.bodies)
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "retrying") || !strings.Contains(logs, "status_500") {
+		t.Fatalf("the retry is not logged:\n%s", logs)
+	}
+	noPersonalData(t, logs)
+}
+
+func TestWebhookGivesUpAndRecordsTheFailure(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	p := f.provider(t, 100)
+	g := f.gateway(Deps{Sender: &Webhook{Clock: clock.System{}, Logger: f.log, Attempts: 3, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	dk := f.debtor(t, "")
+	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
+	if err == nil || a.Outcome != OutcomeFailed || a.OutcomeDetail != "status_500" || p.calls != 3 {
+		t.Fatalf("after 3 failures: %+v %v (calls %d)", a, err, p.calls)
+	}
+	// A wrong secret is a 401 from the provider: final, not retried.
+	f2 := newFixture(t)
+	p2 := f2.provider(t, 0)
+	p2.secret = "another secret"
+	g2 := f2.gateway(Deps{Sender: &Webhook{Clock: clock.System{}, Logger: f2.log, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	a, err = g2.Send(bg, f2.t, claimAt(f2.debtor(t, ""), thursday10))
+	if err == nil || a.OutcomeDetail != "status_401" || p2.calls != 1 {
+		t.Fatalf("rejected signature: %+v %v (calls %d)", a, err, p2.calls)
+	}
+	noPersonalData(t, f.logs.String()+f2.logs.String())
+	if strings.Contains(err.Error(), "127.0.0.1") {
+		t.Fatalf("the error names the provider's URL: %v", err)
+	}
+}
