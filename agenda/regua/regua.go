@@ -151,9 +151,10 @@ func nextBoundary(daysPastDue int) int {
 //     only bureauNoticeToReportDays after a delivered notice (else the
 //     notice); BUCKET_MOVE at a boundary that comes strictly first; past the
 //     last step and boundary, no action;
-//   - holds: PROMISE_CHECK on the promised date, AGREEMENT as a current
-//     contract, DISPUTE paused; delinquent held contracts still get
-//     BUCKET_MOVE; WRITTEN_OFF and SETTLED nothing.
+//   - holds: PROMISE_CHECK on the promised date, AGREEMENT the DUE_CHECK
+//     of its next instalment, DISPUTE paused, never a step; a held
+//     contract still gets BUCKET_MOVE when delinquent and the next
+//     DUE_CHECK when current (ADR 0015); WRITTEN_OFF and SETTLED nothing.
 func Next(f Facts) Plan {
 	cal := f.Calendar
 	if cal == nil {
@@ -184,37 +185,49 @@ func Next(f Facts) Plan {
 		p.DaysPastDue = f.Today.Sub(p.Payable)
 		p.Bucket = Bucket(p.DaysPastDue)
 	}
+	// dueCheck plans the next instalment's DUE_CHECK unless something
+	// earlier is planned: it is what notices the instalment falls due
+	// (delinquency, bucket, credit applied), held contract or not.
 	dueCheck := func() {
 		if nextPayable.IsZero() {
-			p.Why = WhyNoOpen
+			if p.Action == "" && p.Why == "" {
+				p.Why = WhyNoOpen
+			}
 			return
 		}
-		p.Action, p.Date, p.Seq, p.Why = policy.DueCheck, cal.NextBusinessDay(nextPayable), next.Seq, WhyNextDue
+		if at := cal.NextBusinessDay(nextPayable); p.Action == "" || at.Before(p.Date) {
+			p.Action, p.Date, p.Seq, p.Why = policy.DueCheck, at, next.Seq, WhyNextDue
+		}
 	}
 
 	switch f.Hold {
 	case HoldNone:
+		if p.Delinquent {
+			p.step(f, pol, cal)
+		} else {
+			dueCheck()
+		}
 	case HoldWrittenOff, HoldSettled:
 		p.Bucket, p.Why = "", WhyOnHold
 		return p
-	case HoldDispute:
-		p.Why = WhyOnHold
-		return p.bucketMoveFirst()
+	case HoldAgreement:
+		dueCheck() // the agreement's instalments; never a régua step
 	case HoldPromise:
 		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate, f.Today), WhyPromise
-		return p.bucketMoveFirst()
-	case HoldAgreement:
-		dueCheck()
-		return p.bucketMoveFirst()
+		if !p.Delinquent {
+			dueCheck()
+		}
+	case HoldDispute:
+		p.Why = WhyOnHold
+		if !p.Delinquent {
+			dueCheck()
+		}
 	default:
 		p.Why = WhyUnknownHold
-		return p.bucketMoveFirst()
+		if !p.Delinquent {
+			dueCheck()
+		}
 	}
-	if !p.Delinquent {
-		dueCheck()
-		return p
-	}
-	p.step(f, pol, cal)
 	return p.bucketMoveFirst()
 }
 
@@ -275,6 +288,12 @@ func (p *Plan) step(f Facts, pol *policy.Dunning, cal *calendar.Calendar) {
 	if s.Action == policy.BureauReport {
 		if ex.NoticeAt.IsZero() {
 			s, why, p.Skipped = noticeStep(steps, ex.LastStep), WhyNoticeBeforeReport, nil
+			if s.DaysPastDue <= ex.LastStep && !ex.LastAt.IsZero() {
+				// A notice ran and its evidence has not come (yet): send it
+				// again only when a report would have been allowed, not days
+				// after the first one.
+				at = later(at, ex.LastAt.AddDays(pol.BureauNoticeToReportDays))
+			}
 		} else if ready := ex.NoticeAt.AddDays(pol.BureauNoticeToReportDays); ready.After(at) {
 			at, why = ready, WhyNoticeWait
 		}

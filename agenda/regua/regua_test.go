@@ -99,6 +99,9 @@ func TestNext(t *testing.T) {
 		{name: "D65, notice without evidence: the notice again on the report's day",
 			f:      Facts{Today: d("2026-10-14"), Installments: monthly[:1], Executed: Executed{LastStep: 60, LastAt: d("2026-10-09")}},
 			action: policy.BureauNotice, date: "2026-10-24", why: WhyNoticeBeforeReport, dpd: 65, bucket: BucketD061_090, stepDays: 60}, // D75, a Saturday
+		{name: "D75, notice run 2 days ago, evidence not in yet: no second notice before notice + 15",
+			f:      Facts{Today: d("2026-10-24"), Installments: monthly[:1], Executed: Executed{LastStep: 60, LastAt: d("2026-10-22")}},
+			action: policy.BureauNotice, date: "2026-11-06", why: WhyNoticeBeforeReport, dpd: 75, bucket: BucketD061_090, stepDays: 60},
 		{name: "D80, notice delivered 20 days ago: BUREAU_REPORT today",
 			f: Facts{Today: d("2026-10-29"), Installments: monthly[:1],
 				Executed: Executed{LastStep: 60, LastAt: d("2026-10-09"), NoticeAt: d("2026-10-09")}},
