@@ -13,7 +13,7 @@ const contactHorizon = 400
 
 // IsContactDay reports whether the policy lets the debtor be contacted at
 // some time on d: the window of that weekday exists, and a bank holiday of
-// cal (national, Carnival, Dec 31 and the tenant's extra days) follows
+// cal (national ones, Carnival, the tenant's extra days) follows
 // Sunday's window. A nil policy is policy.DefaultDunning and a nil calendar
 // is calendar.National.
 func IsContactDay(p *policy.Dunning, cal *calendar.Calendar, d calendar.Date) bool {
