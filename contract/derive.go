@@ -7,13 +7,13 @@ import (
 	"lastro/policy"
 )
 
-// Facts are the régua's facts about the contract on today.
+// Facts are the régua's facts about the contract on today. Executed
+// steps are the header's record of the current delinquency.
 func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Facts {
 	f := regua.Facts{Today: today, Calendar: cal, Policy: dunning, Hold: c.Header.Hold,
 		Executed: regua.Executed{LastStep: c.Header.LastStep}}
-	if d, err := calendar.Parse(c.Header.NoticeAt); err == nil {
-		f.Executed.NoticeAt = d
-	}
+	f.Executed.LastAt, _ = calendar.Parse(c.Header.LastStepAt)
+	f.Executed.NoticeAt, _ = calendar.Parse(c.Header.NoticeAt)
 	if d, err := calendar.Parse(c.Header.PromiseDate); err == nil {
 		f.PromiseDate = d
 	}
@@ -69,7 +69,7 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	case open == 0:
 		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
-		h.LastStep, h.NoticeAt, h.Hold, h.PromiseDate = 0, "", "", ""
+		h.LastStep, h.LastStepAt, h.NoticeAt, h.Hold, h.PromiseDate = 0, "", "", "", ""
 		return regua.Plan{}
 	}
 	p := regua.Next(c.Facts(today, cal, dunning))
@@ -78,7 +78,7 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	} else {
 		h.OldestOverdueDueDate, h.Bucket = "", ""
 		if wasLate {
-			h.LastStep, h.NoticeAt = 0, ""
+			h.LastStep, h.LastStepAt, h.NoticeAt = 0, "", ""
 		}
 	}
 	switch h.Status {
@@ -131,4 +131,21 @@ func DaysPastDue(dueDate string, today calendar.Date, cal *calendar.Calendar) in
 		return 0
 	}
 	return max(today.Sub(cal.Adjust(d)), 0)
+}
+
+// RefreshAfterPayment is Refresh for a payment that leaves the contract
+// delinquent: the stored agenda entry is kept when it comes no later than
+// the new plan, since the worker re-derives what runs when the entry comes
+// due (ADR 0014) and a payment only ever moves the régua later. Not moving
+// the entry's key keeps a payment's index writes within 3 WRU: the
+// portfolio entry moves (its sort key is the balance), the agenda entry
+// only has its projection updated (ADR 0010).
+func (c *Contract) RefreshAfterPayment(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Plan {
+	before := c.Header
+	p := c.Refresh(today, cal, dunning)
+	h := &c.Header
+	if h.Bucket != "" && before.Bucket != "" && before.NextAction != "" && h.NextAction != "" && before.NextActionDate <= h.NextActionDate {
+		h.NextAction, h.NextActionDate = before.NextAction, before.NextActionDate
+	}
+	return p
 }

@@ -80,8 +80,12 @@ type Header struct {
 	NextAction     string `dynamodbav:"nextAction,omitempty"`
 	// LastStep and NoticeAt record the régua steps executed in the
 	// current delinquency, so a re-run never repeats one (ADR 0014).
-	LastStep int    `dynamodbav:"lastStep,omitempty"`
-	NoticeAt string `dynamodbav:"noticeAt,omitempty"`
+	LastStep   int    `dynamodbav:"lastStep,omitempty"`
+	LastStepAt string `dynamodbav:"lastStepAt,omitempty"`
+	NoticeAt   string `dynamodbav:"noticeAt,omitempty"` // delivery evidence of the BUREAU_NOTICE
+	// ReportedAt is set while the contract is reported to the credit
+	// bureau: a cure or settlement owes the removal (CDC art. 43).
+	ReportedAt string `dynamodbav:"reportedAt,omitempty"`
 	// Hold names what pauses or replaces the régua (regua.Hold*), "" when
 	// it runs; PromiseDate goes with a PROMISE hold.
 	Hold             string `dynamodbav:"hold,omitempty"`

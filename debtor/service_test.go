@@ -227,7 +227,7 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 	a = f.tenant(t, "t-a")
 	del, err := f.c.Create(bg, a, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: monthly("2026-08-10", 12, 10000, 500)}, actor)
 	if err != nil || del.Status != contract.StatusInCollection || *del.OldestOverdueDueDate != "2026-08-10" || del.DaysPastDue != 45 ||
-		*del.Bucket != regua.B031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
+		*del.Bucket != regua.BucketD031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
 		t.Fatalf("delinquent contract: %v %+v", err, del)
 	}
 	tn := f.kit.Tenant(a.ID, a.CursorKey())
@@ -239,7 +239,7 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 	}
 	h, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-OLD")}, true)
 	shard := contract.Shard("C-OLD", a.Shards)
-	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, regua.B031_060) ||
+	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, regua.BucketD031_060) ||
 		s(h, "tenantId") != a.ID || s(h, "nextActionDate") != "2026-09-24" || s(h, "chargesPolicy") != "CP#v0001" || s(h, "type") != "CONTRACT" {
 		t.Fatalf("header keys: %v", h)
 	}
@@ -401,7 +401,7 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		t.Fatalf("360: %+v", v)
 	}
 	c := v.Contracts[0]
-	if c.DaysPastDue != 45 || *c.Bucket != regua.B031_060 || len(c.Events) != 1 || c.Installments[0].Seq != 1 || !c.Installments[1].Late || c.Installments[1].DaysPastDue != 14 {
+	if c.DaysPastDue != 45 || *c.Bucket != regua.BucketD031_060 || len(c.Events) != 1 || c.Installments[0].Seq != 1 || !c.Installments[1].Late || c.Installments[1].DaysPastDue != 14 {
 		t.Fatalf("contract in 360: %+v", c)
 	}
 	if v.Contacts[0]["SK"] != nil || v.Contacts[0]["channel"] != "SMS" || v.Contacts[0]["at"].(string) < v.Contacts[9]["at"].(string) {

@@ -304,7 +304,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 		h.LastPaymentAt = instant(p.PaidAt)
 	}
 	today := calendar.Today(now, t.Location)
-	c.Refresh(today, cal, dunning)
+	c.RefreshAfterPayment(today, cal, dunning)
 	cured := before.OldestOverdueDueDate != "" && h.OldestOverdueDueDate == ""
 
 	pk := keys.Debtor(t.ID, lk.DebtorKey)

@@ -40,10 +40,10 @@ func TestPaymentCuresTheContractInOneCommit(t *testing.T) {
 	dk, ch := lateContract(t, f, "C-1")
 	before := f.load(t, dk, "C-1").Header
 	shard := before.Shard
-	if before.Status != contract.StatusInCollection || before.Bucket != regua.B001_030 || before.NextAction != "CALL_D15" || before.NextActionDate != "2026-09-25" {
+	if before.Status != contract.StatusInCollection || before.Bucket != regua.BucketD001_030 || before.NextAction != "SMS_D5" || before.NextActionDate != "2026-09-24" {
 		t.Fatalf("before: %+v", before)
 	}
-	if ids := f.portfolio(t, regua.B001_030); len(ids) != 1 {
+	if ids := f.portfolio(t, regua.BucketD001_030); len(ids) != 1 {
 		t.Fatalf("portfolio before: %v", ids)
 	}
 
@@ -79,10 +79,10 @@ func TestPaymentCuresTheContractInOneCommit(t *testing.T) {
 		h.GSI1SK != keys.AgendaEntry(policy.DueCheck, "C-1") || h.OutstandingCents != 200000 || h.Version != 2 || h.LastPaymentAt == "" {
 		t.Fatalf("header: %+v", h)
 	}
-	if ids := f.portfolio(t, regua.B001_030); len(ids) != 0 {
+	if ids := f.portfolio(t, regua.BucketD001_030); len(ids) != 0 {
 		t.Fatalf("still in the portfolio: %v", ids)
 	}
-	if ids := f.agenda(t, "2026-09-25", shard); len(ids) != 0 {
+	if ids := f.agenda(t, "2026-09-24", shard); len(ids) != 0 {
 		t.Fatalf("still on the régua: %v", ids)
 	}
 	if ids := f.agenda(t, "2026-10-14", shard); !reflect.DeepEqual(ids, []string{"C-1"}) {
@@ -161,11 +161,11 @@ func TestPartialPaymentKeepsTheRégua(t *testing.T) {
 	if in.Status != contract.InstOpen || in.FinePaidCents != 2000 || in.LateInterestPaidCents != 467 || in.PaidCents != 7533 {
 		t.Fatalf("instalment: %+v", in)
 	}
-	if h.Status != contract.StatusInCollection || h.OldestOverdueDueDate != "2026-09-10" || h.Bucket != regua.B001_030 ||
-		h.NextAction != "CALL_D15" || h.NextActionDate != "2026-09-25" || h.OutstandingCents != 300000-7533 {
+	if h.Status != contract.StatusInCollection || h.OldestOverdueDueDate != "2026-09-10" || h.Bucket != regua.BucketD001_030 ||
+		h.NextAction != "SMS_D5" || h.NextActionDate != "2026-09-24" || h.OutstandingCents != 300000-7533 {
 		t.Fatalf("header: %+v", h)
 	}
-	if ids := f.portfolio(t, regua.B001_030); !reflect.DeepEqual(ids, []string{"C-1"}) {
+	if ids := f.portfolio(t, regua.BucketD001_030); !reflect.DeepEqual(ids, []string{"C-1"}) {
 		t.Fatalf("portfolio: %v", ids)
 	}
 	// A second charge the next day: no second fine; one more day of late
@@ -262,7 +262,7 @@ func TestQuotePaidNextDayPaysInFull(t *testing.T) {
 	if in := c.Installment(1); in.Status != contract.InstPaid || in.LateInterestCents != 467 {
 		t.Fatalf("instalment 1 is paid for what the quote covered: %+v", in)
 	}
-	if c.Header.Bucket != "" || c.Header.GSI2PK != "" || slices.Contains(f.portfolio(t, regua.B001_030), "C-q") {
+	if c.Header.Bucket != "" || c.Header.GSI2PK != "" || slices.Contains(f.portfolio(t, regua.BucketD001_030), "C-q") {
 		t.Fatalf("still in the portfolio: %+v", c.Header)
 	}
 	// After the validity, the same amount is a partial payment on its day.

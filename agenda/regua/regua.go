@@ -1,69 +1,119 @@
-// Package regua is the dunning rule (régua de cobrança): from a contract's
-// facts on a day, its one next action. Pure functions, no I/O.
-//
-// Interim version: the old delinquency derivation behind the package's
-// API, replaced by the full rule (ADR 0014).
+// Package regua is the dunning rule (the régua) as pure functions: from a
+// contract's instalments, the steps it already ran and its hold, Next
+// derives its delinquency (oldest open overdue instalment, days past due,
+// bucket) and the one next agenda action with its date (SPEC section 5,
+// ADRs 0014 and 0015). There is no I/O here: the contract package calls
+// Next when a contract is created, when a payment, promise, agreement or
+// dispute changes it and when a worker runs an action, and writes what it
+// answers (nextAction, nextActionDate, bucket, oldestOverdueDueDate).
 package regua
 
 import (
+	"slices"
+
 	"lastro/collections/calendar"
 	"lastro/policy"
 )
 
-// Installment is what the rule needs of an instalment.
-type Installment struct {
-	Seq  int
-	Due  calendar.Date
-	Open bool // neither paid nor renegotiated
-}
-
-// Executed records the steps already run in the current delinquency.
-type Executed struct {
-	LastStep int           // daysPastDue of the last régua step executed (0: none)
-	NoticeAt calendar.Date // civil date the BUREAU_NOTICE was delivered; zero: none
-}
-
-// Holds that stop or replace the régua.
+// Buckets of delinquency by days past due (SPEC section 3).
 const (
-	HoldPromise    = "PROMISE"
-	HoldDispute    = "DISPUTE"
-	HoldAgreement  = "AGREEMENT"
-	HoldWrittenOff = "WRITTEN_OFF"
-	HoldSettled    = "SETTLED"
+	BucketD001_030  = "D001_030"
+	BucketD031_060  = "D031_060"
+	BucketD061_090  = "D061_090"
+	BucketD091_PLUS = "D091_PLUS"
 )
 
-// Facts are everything the rule looks at.
+// boundaries are the first days past due of D031_060, D061_090, D091_PLUS.
+var boundaries = [...]int{31, 61, 91}
+
+// Holds: why the régua does not run as usual.
+const (
+	HoldNone       = ""
+	HoldPromise    = "PROMISE"     // PROMISE_CHECK on the promised date
+	HoldDispute    = "DISPUTE"     // paused: no contact, no report
+	HoldAgreement  = "AGREEMENT"   // the agreement's instalments are checked, no steps
+	HoldWrittenOff = "WRITTEN_OFF" // out of agenda and portfolio
+	HoldSettled    = "SETTLED"     // nothing owed
+)
+
+// Reasons (Plan.Why), machine-readable; written into the action's event.
+const (
+	WhyNextDue            = "NEXT_DUE"             // current: DUE_CHECK of the next instalment
+	WhyNoOpen             = "NO_OPEN_INSTALMENT"   // current and nothing open: no action
+	WhyPromise            = "PROMISE"              // PROMISE_CHECK on the promised date
+	WhyOnHold             = "ON_HOLD"              // dispute, write-off, settled: no action
+	WhyUnknownHold        = "UNKNOWN_HOLD"         // a hold this package does not know: paused
+	WhyLatestPassedStep   = "LATEST_PASSED_STEP"   // the latest step already owed runs now
+	WhyNoticeFirst        = "NOTICE_NOT_SKIPPED"   // BUREAU_NOTICE runs before the later owed steps
+	WhyReportFirst        = "REPORT_NOT_SKIPPED"   // BUREAU_REPORT runs before the later owed steps
+	WhyNoticeBeforeReport = "NOTICE_BEFORE_REPORT" // report owed without notice evidence: the notice instead
+	WhyNoticeWait         = "NOTICE_WAIT"          // report waits for notice + bureauNoticeToReportDays
+	WhyNextStep           = "NEXT_STEP"            // the next step, on its day
+	WhyBucketBoundary     = "BUCKET_BOUNDARY"      // BUCKET_MOVE at the crossing date
+	WhyReguaDone          = "REGUA_DONE"           // past the last step and boundary: off the agenda
+	WhyNoContactDay       = "NO_CONTACT_DAY"       // no contact day in 400 days: off the agenda
+)
+
+// Installment is what the régua needs of an instalment.
+type Installment struct {
+	Seq  int
+	Due  calendar.Date // original due date
+	Open bool          // neither paid nor renegotiated
+}
+
+// Executed is what the contract already ran in its current delinquency;
+// the integrator resets it when the contract is cured.
+type Executed struct {
+	LastStep int           // daysPastDue of the last régua step run (0: none)
+	LastAt   calendar.Date // civil date that step ran; zero: none
+	NoticeAt calendar.Date // civil date the BUREAU_NOTICE was delivered (evidence); zero: none
+}
+
+// Record is e after the régua step of p ran on day on: LastStep never goes
+// back (a re-sent notice leaves it), and LastAt keeps a second step off
+// that day. Delivery evidence of a notice is not execution: NoticeAt is set
+// by the caller when the evidence arrives. Plans without a step leave e.
+func (e Executed) Record(p Plan, on calendar.Date) Executed {
+	if p.Step == nil {
+		return e
+	}
+	e.LastStep = max(e.LastStep, p.Step.DaysPastDue)
+	e.LastAt = on
+	return e
+}
+
+// Facts is everything Next decides on.
 type Facts struct {
-	Today        calendar.Date
-	Calendar     *calendar.Calendar
-	Policy       *policy.Dunning
+	Today    calendar.Date      // the tenant's civil date
+	Calendar *calendar.Calendar // nil: calendar.National
+	Policy   *policy.Dunning    // the contract's version; nil: policy.DefaultDunning
+	// ContactDay, when set, further restricts contact days (per-state
+	// windows, say): a step runs only on a day both the policy and it allow.
 	ContactDay   func(calendar.Date) bool
 	Installments []Installment
 	Executed     Executed
-	Hold         string
-	PromiseDate  calendar.Date
+	Hold         string        // one of the Hold constants
+	PromiseDate  calendar.Date // with HoldPromise
 }
 
-// Plan is the contract's derived state and next action on Facts.Today.
+// Plan is a contract's delinquency on Facts.Today and its one next action.
 type Plan struct {
 	Delinquent    bool
-	OldestOverdue calendar.Date
-	Payable       calendar.Date
-	DaysPastDue   int
-	Bucket        string
-	Action        string
-	Date          calendar.Date
-	Step          *policy.Step
-	Why           string
-}
+	OldestOverdue calendar.Date // original due date of the oldest open overdue instalment
+	Payable       calendar.Date // its payable date (next business day when due on another day)
+	DaysPastDue   int           // Today − Payable; derived, never stored
+	Bucket        string        // portfolio bucket; "" when current, written off or settled
+	Seq           int           // the instalment the action concerns (oldest overdue, or DUE_CHECK's)
 
-// Buckets of delinquency, by days past due.
-const (
-	B001_030  = "D001_030"
-	B031_060  = "D031_060"
-	B061_090  = "D061_090"
-	B091_PLUS = "D091_PLUS"
-)
+	Action string        // "" when nothing is scheduled (the contract leaves the agenda)
+	Date   calendar.Date // when Action runs; never before Today
+	Step   *policy.Step  // the régua step when Action is one (points into Policy.Steps: read only)
+	// Skipped are the owed steps this one supersedes (a contract onboarded
+	// late): the event of the step records them, so none is skipped
+	// silently. Read only (a sub-slice of Policy.Steps).
+	Skipped []policy.Step
+	Why     string // one of the Why constants
+}
 
 // Bucket is the delinquency bucket of a number of days past due ("" when
 // not late).
@@ -71,18 +121,20 @@ func Bucket(daysPastDue int) string {
 	switch {
 	case daysPastDue <= 0:
 		return ""
-	case daysPastDue <= 30:
-		return B001_030
-	case daysPastDue <= 60:
-		return B031_060
-	case daysPastDue <= 90:
-		return B061_090
+	case daysPastDue < boundaries[0]:
+		return BucketD001_030
+	case daysPastDue < boundaries[1]:
+		return BucketD031_060
+	case daysPastDue < boundaries[2]:
+		return BucketD061_090
 	}
-	return B091_PLUS
+	return BucketD091_PLUS
 }
 
+// nextBoundary is the first day past due of the next bucket after
+// daysPastDue (0: none left).
 func nextBoundary(daysPastDue int) int {
-	for _, b := range []int{31, 61, 91} {
+	for _, b := range boundaries {
 		if daysPastDue < b {
 			return b
 		}
@@ -90,40 +142,206 @@ func nextBoundary(daysPastDue int) int {
 	return 0
 }
 
-// Next is the contract's state and next action on f.Today.
+// Next derives the contract's delinquency on f.Today and its next action:
+//   - current: DUE_CHECK on the first business day after the next open
+//     instalment's payable date; nothing open, no action;
+//   - delinquent: the owed régua step (BUREAU_NOTICE first, then
+//     BUREAU_REPORT, else only the latest owed one), or the next step on its
+//     day; every step on a contact day, never two on one day, the report
+//     only bureauNoticeToReportDays after a delivered notice (else the
+//     notice); BUCKET_MOVE at a boundary that comes strictly first; past the
+//     last step and boundary, no action;
+//   - holds: PROMISE_CHECK on the promised date, AGREEMENT the DUE_CHECK
+//     of its next instalment, DISPUTE paused, never a step; a held
+//     contract still gets BUCKET_MOVE when delinquent and the next
+//     DUE_CHECK when current (ADR 0015); WRITTEN_OFF and SETTLED nothing.
 func Next(f Facts) Plan {
+	cal := f.Calendar
+	if cal == nil {
+		cal = calendar.National
+	}
+	pol := f.Policy
+	if pol == nil {
+		pol = policy.DefaultDunning()
+	}
+
 	var p Plan
-	var nextDue calendar.Date
+	var next Installment // the next open instalment not yet overdue
+	var nextPayable calendar.Date
 	for _, in := range f.Installments {
 		if !in.Open {
 			continue
 		}
-		if f.Calendar.IsOverdue(in.Due, f.Today) {
-			if p.OldestOverdue.IsZero() || in.Due.Before(p.OldestOverdue) {
-				p.OldestOverdue = in.Due
+		pay := cal.Adjust(in.Due)
+		if f.Today.After(pay) {
+			if !p.Delinquent || earlier(in, p.OldestOverdue, p.Seq) {
+				p.Delinquent, p.OldestOverdue, p.Payable, p.Seq = true, in.Due, pay, in.Seq
 			}
-		} else if nextDue.IsZero() || in.Due.Before(nextDue) {
-			nextDue = in.Due
+		} else if nextPayable.IsZero() || earlier(in, next.Due, next.Seq) {
+			next, nextPayable = in, pay
 		}
 	}
-	if p.OldestOverdue.IsZero() {
-		if !nextDue.IsZero() {
-			p.Action, p.Date = policy.DueCheck, f.Calendar.FirstDayOverdue(nextDue)
+	if p.Delinquent {
+		p.DaysPastDue = f.Today.Sub(p.Payable)
+		p.Bucket = Bucket(p.DaysPastDue)
+	}
+	// dueCheck plans the next instalment's DUE_CHECK unless something
+	// earlier is planned: it is what notices the instalment falls due
+	// (delinquency, bucket, credit applied), held contract or not.
+	dueCheck := func() {
+		if nextPayable.IsZero() {
+			if p.Action == "" && p.Why == "" {
+				p.Why = WhyNoOpen
+			}
+			return
 		}
+		if at := cal.NextBusinessDay(nextPayable); p.Action == "" || at.Before(p.Date) {
+			p.Action, p.Date, p.Seq, p.Why = policy.DueCheck, at, next.Seq, WhyNextDue
+		}
+	}
+
+	switch f.Hold {
+	case HoldNone:
+		if p.Delinquent {
+			p.step(f, pol, cal)
+		} else {
+			dueCheck()
+		}
+	case HoldWrittenOff, HoldSettled:
+		p.Bucket, p.Why = "", WhyOnHold
+		return p
+	case HoldAgreement:
+		dueCheck() // the agreement's instalments; never a régua step
+	case HoldPromise:
+		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate, f.Today), WhyPromise
+		if !p.Delinquent {
+			dueCheck()
+		}
+	case HoldDispute:
+		p.Why = WhyOnHold
+		if !p.Delinquent {
+			dueCheck()
+		}
+	default:
+		p.Why = WhyUnknownHold
+		if !p.Delinquent {
+			dueCheck()
+		}
+	}
+	return p.bucketMoveFirst()
+}
+
+// earlier orders instalments by due date, then sequence.
+func earlier(in Installment, due calendar.Date, seq int) bool {
+	if c := in.Due.Compare(due); c != 0 {
+		return c < 0
+	}
+	return in.Seq < seq
+}
+
+func later(a, b calendar.Date) calendar.Date {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// step chooses the régua step of a delinquent contract (ADR 0014).
+func (p *Plan) step(f Facts, pol *policy.Dunning, cal *calendar.Calendar) {
+	steps := pol.Steps
+	if !slices.IsSortedFunc(steps, byDays) {
+		steps = slices.SortedStableFunc(slices.Values(steps), byDays)
+	}
+	ex := f.Executed
+	lo, _ := slices.BinarySearchFunc(steps, ex.LastStep+1, cmpDays)
+	hi, _ := slices.BinarySearchFunc(steps, p.DaysPastDue+1, cmpDays)
+	hi = max(hi, lo)
+	pending := steps[lo:hi]
+
+	chosen, why := -1, ""
+	if i := index(pending, policy.BureauNotice); i >= 0 {
+		chosen, why = lo+i, WhyNoticeFirst
+	} else if i := index(pending, policy.BureauReport); i >= 0 {
+		chosen, why = lo+i, WhyReportFirst
+	} else if len(pending) > 0 {
+		chosen, why = hi-1, WhyLatestPassedStep
+	}
+	if chosen == hi-1 && len(pending) > 0 {
+		why = WhyLatestPassedStep
+	}
+	if chosen >= 0 {
+		p.Skipped = slices.Clip(steps[lo:chosen])
+	} else if lo < len(steps) {
+		chosen, why = lo, WhyNextStep
+	} else {
+		p.Why = WhyReguaDone
+		return
+	}
+
+	// The earliest day the step may run: its own day, today, and the day
+	// after the last step ran (one step a day).
+	s := &steps[chosen]
+	at := later(p.Payable.AddDays(s.DaysPastDue), f.Today)
+	if !ex.LastAt.IsZero() {
+		at = later(at, ex.LastAt.AddDays(1))
+	}
+	if s.Action == policy.BureauReport {
+		if ex.NoticeAt.IsZero() {
+			s, why, p.Skipped = noticeStep(steps, ex.LastStep), WhyNoticeBeforeReport, nil
+			if s.DaysPastDue <= ex.LastStep && !ex.LastAt.IsZero() {
+				// A notice ran and its evidence has not come (yet): send it
+				// again only when a report would have been allowed, not days
+				// after the first one.
+				at = later(at, ex.LastAt.AddDays(pol.BureauNoticeToReportDays))
+			}
+		} else if ready := ex.NoticeAt.AddDays(pol.BureauNoticeToReportDays); ready.After(at) {
+			at, why = ready, WhyNoticeWait
+		}
+	}
+	contact := func(d calendar.Date) bool {
+		return isContactDay(pol, cal, d) && (f.ContactDay == nil || f.ContactDay(d))
+	}
+	day, ok := nextDay(contact, at)
+	if !ok {
+		p.Why, p.Skipped = WhyNoContactDay, nil
+		return
+	}
+	p.Action, p.Date, p.Step, p.Why = s.Action, day, s, why
+}
+
+// bucketMoveFirst replaces the plan's action by BUCKET_MOVE when the
+// contract crosses a bucket boundary strictly before it (the action of the
+// same day wins: its write refreshes the bucket).
+func (p Plan) bucketMoveFirst() Plan {
+	if !p.Delinquent || p.Bucket == "" {
 		return p
 	}
-	p.Delinquent = true
-	p.Payable = f.Calendar.Adjust(p.OldestOverdue)
-	p.DaysPastDue = f.Today.Sub(p.Payable)
-	p.Bucket = Bucket(p.DaysPastDue)
-	if step, ok := f.Policy.NextStep(p.DaysPastDue); ok {
-		p.Action, p.Date = step.Action, p.Payable.AddDays(step.DaysPastDue)
+	b := nextBoundary(p.DaysPastDue)
+	if b == 0 {
+		return p
 	}
-	if b := nextBoundary(p.DaysPastDue); b > 0 {
-		at := p.Payable.AddDays(b)
-		if p.Action == "" || at.Before(p.Date) {
-			p.Action, p.Date = policy.BucketMove, at
-		}
+	at := p.Payable.AddDays(b)
+	if p.Action != "" && !at.Before(p.Date) {
+		return p
 	}
+	p.Action, p.Date, p.Step, p.Skipped, p.Why = policy.BucketMove, at, nil, nil, WhyBucketBoundary
 	return p
 }
+
+// noticeStep is the policy's BUREAU_NOTICE step, re-sent in place of a
+// report that has no delivery evidence; a policy without one (refused by
+// policy validation) gets a notice that does not advance LastStep.
+func noticeStep(steps []policy.Step, lastStep int) *policy.Step {
+	if i := index(steps, policy.BureauNotice); i >= 0 {
+		return &steps[i]
+	}
+	return &policy.Step{DaysPastDue: lastStep, Action: policy.BureauNotice}
+}
+
+func index(steps []policy.Step, action string) int {
+	return slices.IndexFunc(steps, func(s policy.Step) bool { return s.Action == action })
+}
+
+func byDays(a, b policy.Step) int { return a.DaysPastDue - b.DaysPastDue }
+
+func cmpDays(s policy.Step, days int) int { return s.DaysPastDue - days }

@@ -30,7 +30,7 @@ func TestDemoSeed(t *testing.T) {
 	// The portfolio index answers by bucket: the seeded late contracts are there.
 	db := te.kit.Tenant(tn.ID, tn.CursorKey())
 	inPortfolio := 0
-	for _, b := range []string{regua.B001_030, regua.B031_060, regua.B061_090, regua.B091_PLUS} {
+	for _, b := range []string{regua.BucketD001_030, regua.BucketD031_060, regua.BucketD061_090, regua.BucketD091_PLUS} {
 		p, err := db.QueryPage(ctx, kit.Query{Index: table.Portfolio, Partition: keys.Bucket(tn.ID, b), Descending: true}, "")
 		if err != nil {
 			t.Fatal(err)
