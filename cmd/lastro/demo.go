@@ -16,6 +16,7 @@ import (
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
 	"lastro/debtor"
+	"lastro/engine"
 	"lastro/tenant"
 )
 
@@ -70,22 +71,22 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	return seedDemo(ctx, e, *tenantID, *n, *seed, stdout, stderr)
+	return seedDemo(ctx, e.Engine, *tenantID, *n, *seed, stdout, stderr)
 }
 
 // seedDemo builds a synthetic portfolio through the services — the same
 // code paths as the API: valid generated CPFs, names that say they are
 // synthetic, mixed products, 0-180 days late. It is resumable: debtors and
 // contracts that already exist are skipped.
-func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint64, stdout, stderr io.Writer) error {
-	t, err := e.tenants.Get(ctx, tenantID)
+func seedDemo(ctx context.Context, e *engine.Engine, tenantID string, n int, seed uint64, stdout, stderr io.Writer) error {
+	t, err := e.Tenants.Get(ctx, tenantID)
 	if errs.Is(err, errs.NotFound) {
-		created, cerr := e.tenants.Create(ctx, tenant.CreateInput{TenantID: tenantID, Name: "Demo " + tenantID})
+		created, cerr := e.Tenants.Create(ctx, tenant.CreateInput{TenantID: tenantID, Name: "Demo " + tenantID})
 		if cerr != nil {
 			return cerr
 		}
@@ -94,13 +95,13 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 			fmt.Fprintf(stdout, "  %-10s %s\n", role, created.APIKeys[role])
 		}
 		fmt.Fprintf(stdout, "  webhook    %s\n", created.WebhookSecret)
-		t, err = e.tenants.Get(ctx, tenantID)
+		t, err = e.Tenants.Get(ctx, tenantID)
 	}
 	if err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x1a57))
-	today := calendar.Today(e.clock.Now(), t.Location)
+	today := calendar.Today(e.Clock.Now(), t.Location)
 	actor := debtor.Actor{Role: "system:demo-seed"}
 	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("seeding debtors"),
 		progressbar.OptionShowCount(), progressbar.OptionSetItsString("debtors"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
@@ -114,7 +115,7 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 		in := debtor.RegisterInput{Document: doc.Formatted(),
 			Name:  fmt.Sprintf("%s Sintético %06d", demoFirstNames[rng.IntN(len(demoFirstNames))], i+1),
 			Phone: fmt.Sprintf("+55 11 90000-%04d", i%10000), Email: fmt.Sprintf("demo-%06d@example.invalid", i+1)}
-		reg, err := e.debtors.Register(ctx, t, in, actor)
+		reg, err := e.Debtors.Register(ctx, t, in, actor)
 		if err != nil {
 			return fmt.Errorf("debtor %d: %w", i+1, err)
 		}
@@ -134,7 +135,7 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 				ci.Installments = append(ci.Installments, debtor.InstallmentInput{Seq: s + 1, DueDate: first.AddMonths(s).String(),
 					PrincipalCents: debtor.Cents(principal), InterestCents: debtor.Cents(interest)})
 			}
-			out, err := e.debtors.CreateContract(ctx, t, reg.DebtorKey, ci, actor)
+			out, err := e.Debtors.CreateContract(ctx, t, reg.DebtorKey, ci, actor)
 			if errs.Is(err, errs.Conflict) {
 				continue // seeded by an earlier run
 			}

@@ -19,7 +19,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	e, err := newEngine(ctx, cfg, log)
+	e, err := newApp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sub != "create" && sub != "describe" {
 		return fmt.Errorf("unknown table command %q", sub)
 	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}
