@@ -18,6 +18,7 @@ type config struct {
 	Shards     int    // LASTRO_SHARDS
 	KMSKeyID   string // LASTRO_KMS_KEY_ID
 	DataKey    string // LASTRO_DATA_KEY (base64, 32 bytes)
+	StoreAddr  string // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
 }
 
 // configVars documents every variable once: name, flag, default, meaning.
@@ -31,6 +32,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
+	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
 func loadConfig(name string, args []string, getenv func(string) string) (config, *flag.FlagSet, error) {
@@ -53,7 +55,7 @@ func loadConfig(name string, args []string, getenv func(string) string) (config,
 	return config{
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
-		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"],
+		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],
 	}, fs, nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -35,7 +34,7 @@ type app struct {
 	log       *slog.Logger
 	db        *dynamodb.Client
 	store     *ddblocal.Store // the embedded store, when no endpoint is set
-	storeURL  string          // its endpoint (DynamoDB and DynamoDB Streams APIs)
+	storeURL  string          // its endpoint, only with LASTRO_STORE_ADDR
 	stopStore context.CancelFunc
 	storeDone chan error
 }
@@ -64,17 +63,11 @@ func (a *app) open(ctx context.Context) error {
 		dir = cfg.DataDir
 	}
 	if cfg.Endpoint == "" {
-		endpoint, err := a.startEmbedded(dir)
+		h, err := a.startEmbedded(dir)
 		if err != nil {
 			return err
 		}
-		// Keep a connection per concurrent request to the embedded store:
-		// the SDK's default keeps 10 idle per host, so under load most
-		// calls paid for a new loopback connection.
-		hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-			tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
-		})
-		a.db = kit.NewEmbeddedClient(endpoint, &http.Client{Transport: hc.GetTransport()})
+		a.db = kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(h))
 	} else {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
@@ -103,7 +96,11 @@ func (a *app) open(ctx context.Context) error {
 	return err
 }
 
-func (a *app) startEmbedded(dir string) (string, error) {
+// startEmbedded opens the embedded store and returns its handler, which
+// the engine's SDK client reaches in process (ADR 0013): no port, so no
+// one else on the machine can read or change the data. Only with
+// LASTRO_STORE_ADDR does the store also listen, for tools.
+func (a *app) startEmbedded(dir string) (http.Handler, error) {
 	opts := ddblocal.Options{Logger: a.log}
 	where := ":memory:"
 	if dir != "" {
@@ -112,21 +109,26 @@ func (a *app) startEmbedded(dir string) (string, error) {
 	}
 	st, err := ddblocal.Open(opts)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	a.store = st
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	h := st.Handler()
+	if a.cfg.StoreAddr == "" {
+		a.log.Info("no DynamoDB endpoint configured: using the embedded store in process", "data", where)
+		return h, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.StoreAddr)
 	if err != nil {
-		return "", fmt.Errorf("embedded store listen: %w", err)
+		return nil, fmt.Errorf("embedded store listen on %s: %w", a.cfg.StoreAddr, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopStore = cancel
 	a.storeDone = make(chan error, 1)
 	go func() { a.storeDone <- st.Serve(ctx, ln) }()
-	endpoint := "http://" + ln.Addr().String()
-	a.storeURL = endpoint
-	a.log.Info("no DynamoDB endpoint configured: using the embedded store", "data", where, "endpoint", endpoint)
-	return endpoint, nil
+	a.storeURL = "http://" + ln.Addr().String()
+	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
+		"data", where, "endpoint", a.storeURL)
+	return h, nil
 }
 
 // adminToken returns the configured token, or one generated on first run
