@@ -41,35 +41,23 @@ var demoFirstNames = []string{"Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio
 // demoCmd: lastro demo seed --tenant t-demo --debtors N.
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "seed" {
-		return fmt.Errorf("usage: lastro demo seed --tenant ID --debtors N [--seed S] [engine flags]")
+		fmt.Fprint(stderr, "usage: lastro demo seed --tenant ID --debtors N [--seed S] [engine flags]\n")
+		if len(args) > 0 && isHelp(args[0]) {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("unknown demo command (lastro demo seed -h lists its flags)")
 	}
-	fs := flag.NewFlagSet("demo seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// One flag set: the demo's own flags and the engine's.
+	fs := newFlagSet("demo seed", "--tenant ID --debtors N [--seed S] [flags]", stderr)
 	tenantID := fs.String("tenant", "t-demo", "tenant to seed (created when missing; its API keys are printed once)")
 	n := fs.Int("debtors", 100, "number of synthetic debtors")
 	seed := fs.Uint64("seed", 1, "random seed (the same seed builds the same portfolio)")
-	// The engine's own flags follow the demo's.
-	var engineArgs []string
-	rest := args[1:]
-	for i := 0; i < len(rest); i++ {
-		switch a := rest[i]; a {
-		case "--tenant", "-tenant", "--debtors", "-debtors", "--seed", "-seed":
-			if i+1 < len(rest) {
-				if err := fs.Parse([]string{a, rest[i+1]}); err != nil {
-					return err
-				}
-				i++
-			}
-		default:
-			engineArgs = append(engineArgs, a)
-		}
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
+	if err != nil {
+		return err
 	}
 	if *n < 1 || *n > 1_000_000 {
 		return fmt.Errorf("--debtors must be 1-1000000")
-	}
-	cfg, _, err := loadConfig("demo seed", engineArgs, os.Getenv)
-	if err != nil {
-		return err
 	}
 	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {

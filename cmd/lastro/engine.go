@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -104,11 +106,18 @@ func (a *app) startEmbedded(dir string) (http.Handler, error) {
 	opts := ddblocal.Options{Logger: a.log}
 	where := ":memory:"
 	if dir != "" {
+		if err := usableDir(dir); err != nil {
+			return nil, err
+		}
 		opts.Dir = filepath.Join(dir, "ddb")
 		where = opts.Dir
 	}
 	st, err := ddblocal.Open(opts)
 	if err != nil {
+		if dir != "" && errors.Is(err, syscall.EAGAIN) {
+			// The store's lock file is held (F_SETLK: EAGAIN).
+			return nil, fmt.Errorf("the data directory %s is in use by another lastro process (stop it, or set another LASTRO_DATA_DIR)", dir)
+		}
 		return nil, err
 	}
 	a.store = st
@@ -129,6 +138,31 @@ func (a *app) startEmbedded(dir string) (http.Handler, error) {
 	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
 		"data", where, "endpoint", a.storeURL)
 	return h, nil
+}
+
+// usableDir creates the data directory when missing and checks that a
+// file can be written in it, so an unusable directory is one clear error
+// rather than the store's.
+func usableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("the data directory %s cannot be created: %w", dir, unwrapPath(err))
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("the data directory %s is not writable: %w", dir, unwrapPath(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// unwrapPath drops the path an *os.PathError repeats (the message names
+// the directory already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // adminToken returns the configured token, or one generated on first run
