@@ -59,6 +59,8 @@ func TestAuthErrors(t *testing.T) {
 		{"tenant key on admin route", "POST", "/v1/tenants", a["supervisor"], `{"tenantId":"t-x","name":"x"}`, 403, "forbidden"},
 		{"admin token on tenant route", "GET", "/v1/tenant", enginetest.AdminToken, "", 403, "forbidden"},
 		{"unknown route", "GET", "/v1/nothing", a["operator"], "", 404, "route_not_found"},
+		{"known route, wrong method", "DELETE", "/v1/tenant", a["operator"], "", 405, "method_not_allowed"},
+		{"body over 1 MiB", "POST", "/v1/debtors", a["operator"], `{"name":"` + strings.Repeat("x", 1<<20) + `"}`, 413, "body_too_large"},
 	}
 	for _, tt := range tests {
 		status, out := te.Do(t, tt.method, tt.path, tt.token, tt.body)
