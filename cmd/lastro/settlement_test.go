@@ -154,15 +154,15 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 		status             int
 		code               string
 	}{
-		{"no signature", "t-pay", good, nil, 401, "invalid_signature"},
-		{"no timestamp", "t-pay", good, map[string]string{settlement.SignatureHeader: sig[settlement.SignatureHeader]}, 401, "invalid_signature"},
-		{"old timestamp", "t-pay", good, signed(keys["webhook"], good, now.Add(-301*time.Second)), 401, "invalid_signature"},
-		{"an hour old replay", "t-pay", good, signed(keys["webhook"], good, now.Add(-time.Hour)), 401, "invalid_signature"},
+		{"no signature", "t-pay", good, nil, 401, "signature_missing"},
+		{"no timestamp", "t-pay", good, map[string]string{settlement.SignatureHeader: sig[settlement.SignatureHeader]}, 401, "signature_missing"},
+		{"old timestamp", "t-pay", good, signed(keys["webhook"], good, now.Add(-301*time.Second)), 401, "signature_stale"},
+		{"an hour old replay", "t-pay", good, signed(keys["webhook"], good, now.Add(-time.Hour)), 401, "signature_stale"},
 		{"forged", "t-pay", good, map[string]string{settlement.TimestampHeader: sig[settlement.TimestampHeader], settlement.SignatureHeader: "v1=" + strings.Repeat("ab", 32)}, 401, "invalid_signature"},
 		{"another tenant's secret", "t-pay", good, signed(other["webhook"], good, now), 401, "invalid_signature"},
 		{"signed for another tenant", "t-other", good, sig, 401, "invalid_signature"},
 		{"body changed after signing", "t-pay", strings.Replace(good, "102467", "1", 1), sig, 401, "invalid_signature"},
-		{"an API key is no signature", "t-pay", good, map[string]string{"Authorization": "Bearer " + keys["operator"]}, 401, "invalid_signature"},
+		{"an API key is no signature", "t-pay", good, map[string]string{"Authorization": "Bearer " + keys["operator"]}, 401, "signature_missing"},
 		{"unknown tenant", "t-nobody", good, signed(keys["webhook"], good, now), 404, "tenant_not_found"},
 		{"invalid tenant id", "T_PAY", good, signed(keys["webhook"], good, now), 404, "tenant_not_found"},
 	}
