@@ -341,3 +341,39 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ErrNoAddress is returned by ContactAddress when the profile holds no
+// address for the channel.
+var ErrNoAddress = errs.E(errs.Rule, "no_contact_address", "the debtor's profile has no address for this channel")
+
+// ContactAddress decrypts the address a channel needs — the phone for
+// SMS, WhatsApp and calls, the e-mail for EMAIL — for the contact
+// gateway's sender. The address never leaves the send path: no log, no
+// error and no item holds it.
+func (s *Service) ContactAddress(ctx context.Context, t *tenant.Tenant, dk, channel string) (string, error) {
+	if err := ValidKey(dk); err != nil {
+		return "", err
+	}
+	it, err := s.db(t).Get(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, true)
+	if err != nil {
+		return "", fmt.Errorf("read profile: %w", err)
+	}
+	if it == nil {
+		return "", errDebtorNotFound
+	}
+	p, _, err := s.open(ctx, t, it)
+	if err != nil {
+		return "", err
+	}
+	addr := ""
+	switch channel {
+	case "SMS", "WHATSAPP", "CALL":
+		addr = p.Phone
+	case "EMAIL":
+		addr = p.Email
+	}
+	if addr == "" {
+		return "", ErrNoAddress
+	}
+	return addr, nil
+}

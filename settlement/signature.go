@@ -35,16 +35,35 @@ func mac(secret, ts string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-var errSignature = errs.E(errs.Unauth, "invalid_signature", "missing, expired or invalid webhook signature")
+// The three ways a signature fails, each a 401 a provider can act on:
+// send the headers, sign with the current time, or use the right secret
+// and the exact body.
+var (
+	errSignatureMissing = errs.E(errs.Unauth, "signature_missing",
+		"the "+TimestampHeader+" and "+SignatureHeader+" headers are required")
+	errSignature = errs.E(errs.Unauth, "invalid_signature",
+		SignatureHeader+" is not v1=<hex HMAC-SHA256(webhook secret, timestamp + \".\" + body)> for this tenant, timestamp and body")
+)
+
+// errSignatureStale says how far the engine's clock is: with a frozen
+// LASTRO_NOW the provider must sign with that instant, not its own.
+func errSignatureStale(now time.Time) error {
+	return errs.E(errs.Unauth, "signature_stale",
+		"%s is more than %d s from the engine's clock (now %d unix seconds)", TimestampHeader, int(Window.Seconds()), now.Unix())
+}
 
 // Verify checks a webhook's signature headers against the raw body: the
 // timestamp must be within Window of now and the signature must be the
 // HMAC of timestamp + "." + body under secret, compared in constant time.
-// Every failure is the same 401, so a caller learns nothing about which
-// part was wrong. Several comma-separated signatures are accepted (a
-// provider rotating secrets sends the old and the new one).
+// A failure says whether the headers were missing, the timestamp stale or
+// the signature wrong — nothing a forger can use: which bytes of the MAC
+// differ is never told. Several comma-separated signatures are accepted
+// (a provider rotating secrets sends the old and the new one).
 func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) error {
-	if secret == "" || tsHeader == "" || sigHeader == "" || len(tsHeader) > 12 || len(sigHeader) > 1024 {
+	if tsHeader == "" || sigHeader == "" {
+		return errSignatureMissing
+	}
+	if secret == "" || len(tsHeader) > 12 || len(sigHeader) > 1024 {
 		return errSignature
 	}
 	ts, err := strconv.ParseInt(tsHeader, 10, 64)
@@ -52,7 +71,7 @@ func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) erro
 		return errSignature
 	}
 	if d := now.Sub(time.Unix(ts, 0)); d > Window || d < -Window {
-		return errSignature
+		return errSignatureStale(now)
 	}
 	want := mac(secret, tsHeader, body)
 	ok := false

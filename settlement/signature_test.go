@@ -39,28 +39,43 @@ func TestVerify(t *testing.T) {
 		ts, sig string
 		body    []byte
 		now     time.Time
+		code    string
 	}{
-		{"missing timestamp", secret, "", sig, body, now},
-		{"missing signature", secret, tsh, "", body, now},
-		{"301 s old", secret, tsh, sig, body, now.Add(301 * time.Second)},
-		{"an hour old (replay)", secret, tsh, sig, body, now.Add(time.Hour)},
-		{"301 s in the future", secret, tsh, sig, body, now.Add(-301 * time.Second)},
-		{"forged", secret, tsh, "v1=" + strings.Repeat("00", 32), body, now},
-		{"other secret", "whsec_other", tsh, sig, body, now},
-		{"body changed", secret, tsh, sig, []byte(`{"settlementId":"s2"}`), now},
-		{"timestamp changed", secret, strconv.FormatInt(ts+1, 10), sig, body, now},
-		{"no scheme", secret, tsh, strings.TrimPrefix(sig, "v1="), body, now},
-		{"other scheme", secret, tsh, "v0=" + strings.TrimPrefix(sig, "v1="), body, now},
-		{"not hex", secret, tsh, "v1=zz", body, now},
-		{"truncated", secret, tsh, sig[:20], body, now},
-		{"timestamp not a number", secret, "12a", sig, body, now},
-		{"negative timestamp", secret, "-1", sig, body, now},
-		{"no secret", "", tsh, sig, body, now},
+		{"missing timestamp", secret, "", sig, body, now, "signature_missing"},
+		{"missing signature", secret, tsh, "", body, now, "signature_missing"},
+		{"301 s old", secret, tsh, sig, body, now.Add(301 * time.Second), "signature_stale"},
+		{"an hour old (replay)", secret, tsh, sig, body, now.Add(time.Hour), "signature_stale"},
+		{"301 s in the future", secret, tsh, sig, body, now.Add(-301 * time.Second), "signature_stale"},
+		{"forged", secret, tsh, "v1=" + strings.Repeat("00", 32), body, now, "invalid_signature"},
+		{"other secret", "whsec_other", tsh, sig, body, now, "invalid_signature"},
+		{"body changed", secret, tsh, sig, []byte(`{"settlementId":"s2"}`), now, "invalid_signature"},
+		{"timestamp changed", secret, strconv.FormatInt(ts+1, 10), sig, body, now, "invalid_signature"},
+		{"no scheme", secret, tsh, strings.TrimPrefix(sig, "v1="), body, now, "invalid_signature"},
+		{"other scheme", secret, tsh, "v0=" + strings.TrimPrefix(sig, "v1="), body, now, "invalid_signature"},
+		{"not hex", secret, tsh, "v1=zz", body, now, "invalid_signature"},
+		{"truncated", secret, tsh, sig[:20], body, now, "invalid_signature"},
+		{"timestamp not a number", secret, "12a", sig, body, now, "invalid_signature"},
+		{"negative timestamp", secret, "-1", sig, body, now, "invalid_signature"},
+		{"no secret", "", tsh, sig, body, now, "invalid_signature"},
 	}
 	for _, tt := range bad {
 		err := Verify(tt.secret, tt.ts, tt.sig, tt.body, tt.now)
-		if status, code, _ := errs.Public(err); err == nil || status != 401 || code != "invalid_signature" {
-			t.Errorf("%s: %v", tt.name, err)
+		if status, code, _ := errs.Public(err); err == nil || status != 401 || code != tt.code {
+			t.Errorf("%s: %v, want 401 %s", tt.name, err, tt.code)
 		}
+	}
+}
+
+// TestStaleSignatureNamesTheEngineClock: the message gives the engine's
+// now, so a provider signing against a frozen LASTRO_NOW sees why.
+func TestStaleSignatureNamesTheEngineClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
+	real := now.Add(400 * 24 * time.Hour)
+	body := []byte(`{}`)
+	err := Verify("whsec_test", strconv.FormatInt(real.Unix(), 10), Sign("whsec_test", real.Unix(), body), body, now)
+	_, code, msg := errs.Public(err)
+	if code != "signature_stale" || !strings.Contains(msg, strconv.FormatInt(now.Unix(), 10)) || !strings.Contains(msg, "300 s") {
+		t.Fatalf("%s: %s", code, msg)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
+	"time"
 )
 
 // config is the engine's configuration: environment variables (12-factor),
@@ -18,6 +20,7 @@ type config struct {
 	Shards     int    // LASTRO_SHARDS
 	KMSKeyID   string // LASTRO_KMS_KEY_ID
 	DataKey    string // LASTRO_DATA_KEY (base64, 32 bytes)
+	StoreAddr  string // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
 }
 
 // configVars documents every variable once: name, flag, default, meaning.
@@ -31,10 +34,24 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
+	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
-func loadConfig(name string, args []string, getenv func(string) string) (config, *flag.FlagSet, error) {
+// newFlagSet returns the flag set of subcommand name; -h prints usage
+// (synopsis, then every flag) to out and Parse returns flag.ErrHelp.
+func newFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: lastro %s %s\n\nflags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// loadConfig adds the engine's flags to fs, parses args and checks the
+// values, so a bad setting fails before anything starts.
+func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (config, error) {
 	vals := map[string]*string{}
 	for _, v := range configVars {
 		def := v.def
@@ -44,17 +61,25 @@ func loadConfig(name string, args []string, getenv func(string) string) (config,
 		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
 	}
 	if err := fs.Parse(args); err != nil {
-		return config{}, fs, err
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q (lastro %s -h lists the flags)", fs.Arg(0), fs.Name())
 	}
 	shards, err := strconv.Atoi(*vals["LASTRO_SHARDS"])
 	if err != nil || shards < 1 || shards > 100 {
-		return config{}, fs, fmt.Errorf("LASTRO_SHARDS must be 1-100, got %q", *vals["LASTRO_SHARDS"])
+		return config{}, fmt.Errorf("LASTRO_SHARDS must be 1-100, got %q", *vals["LASTRO_SHARDS"])
+	}
+	if now := *vals["LASTRO_NOW"]; now != "" {
+		if _, err := time.Parse(time.RFC3339, now); err != nil {
+			return config{}, fmt.Errorf("LASTRO_NOW %q is not an RFC 3339 instant (for example 2026-09-24T12:00:00Z)", now)
+		}
 	}
 	return config{
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
-		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"],
-	}, fs, nil
+		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],
+	}, nil
 }
 
 func (c config) inMemory() bool { return c.DataDir == ":memory:" }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,8 +12,7 @@ import (
 
 // ddbServe runs the embedded store on its own: lastro ddb serve.
 func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ddb serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("ddb serve", "[flags]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address")
 	dir := fs.String("data-dir", "./lastro-ddb", "data directory")
 	mem := fs.Bool("in-memory", false, "keep everything in memory (nothing survives a restart)")

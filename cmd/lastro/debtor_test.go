@@ -3,53 +3,19 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"lastro/collections/kit"
+	"lastro/engine/enginetest"
 )
-
-// raw sends a request and returns the status and the body as received.
-func (te *testEngine) raw(t *testing.T, method, path, token, body string, headers ...string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, te.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-func jsonOf(t *testing.T, body string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatalf("not JSON: %q", body)
-	}
-	return m
-}
 
 // installmentsJSON builds n monthly instalments from year-month first.
 func installmentsJSON(first string, n int, cents string) string {
@@ -66,28 +32,16 @@ func installmentsJSON(first string, n int, cents string) string {
 	return "[" + b.String() + "]"
 }
 
-// scanAll reads every item of the table (a maintenance scan, as offboarding
-// or export would).
-func scanAll(t *testing.T, te *testEngine) []kit.Item {
-	t.Helper()
-	var items []kit.Item
-	if err := te.kit.MaintenanceScan(context.Background(), "test-audit", 0, 1, func(it kit.Item) error {
-		items = append(items, it)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return items
-}
-
 // streamRecords reads every record of the table's stream through the
 // DynamoDB Streams API of the embedded store.
-func streamRecords(t *testing.T, te *testEngine) []st.Record {
+func streamRecords(t *testing.T, te *enginetest.Env) []st.Record {
 	t.Helper()
 	ctx := context.Background()
-	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("x", "y", "")},
-		func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(te.storeURL) })
-	list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(te.cfg.Table)})
+	sc := dynamodbstreams.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
+		func(o *dynamodbstreams.Options) {
+			o.BaseEndpoint, o.HTTPClient = aws.String(kit.InProcessEndpoint), te.StoreClient
+		})
+	list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(te.Kit.Table())})
 	if err != nil || len(list.Streams) == 0 {
 		t.Fatalf("list streams: %v", err)
 	}
@@ -212,17 +166,17 @@ func leaks(s string) []string {
 func TestNoPersonalDataEscapes(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
-	k := te.createTenant(t, "t-pii")
+	k := te.CreateTenant(t, "t-pii")
 	op, comp := k["operator"], k["compliance"]
 	var bodies []string
 	call := func(method, path, token, body string, want int) map[string]any {
 		t.Helper()
-		status, b := te.raw(t, method, path, token, body, "Idempotency-Key", "")
+		status, b := te.Raw(t, method, path, token, body, "Idempotency-Key", "")
 		if status != want {
 			t.Fatalf("%s %s: %d %s", method, path, status, b)
 		}
 		bodies = append(bodies, b)
-		return jsonOf(t, b)
+		return enginetest.JSON(t, b)
 	}
 	reg := call("POST", "/v1/debtors", op, `{"document":"529.982.247-25","name":"`+subject+`","phone":"`+phone+`","email":"`+email+`"}`, 201)
 	dk := reg["debtorKey"].(string)
@@ -245,12 +199,15 @@ func TestNoPersonalDataEscapes(t *testing.T) {
 		call("GET", "/v1/debtors/"+d+"/contracts/C-PII-"+fmt.Sprint(i)+"/installments/0/events", comp, "", 200)
 	}
 	call("POST", "/v1/debtors/"+dk+"/contracts", op, `{"contractId":"C-PII-0","productCode":"X","installments":[{"seq":1,"dueDate":"2026-10-10","principalCents":1,"interestCents":0}]}`, 409)
-	// The reveal is the one answer allowed to hold the document.
-	status, revealed := te.raw(t, "POST", "/v1/debtors/"+dk+"/reveal", comp, `{"reason":"LEGAL_REQUEST"}`)
+	// The reveal is the one answer allowed to hold the document. It comes
+	// a minute later: events sort by time, latest first, and the
+	// fixture's clock stands still.
+	te.Clock.Advance(time.Minute)
+	status, revealed := te.Raw(t, "POST", "/v1/debtors/"+dk+"/reveal", comp, `{"reason":"LEGAL_REQUEST"}`)
 	if status != 200 || !strings.Contains(revealed, "529.982.247-25") {
 		t.Fatalf("reveal: %d %s", status, revealed)
 	}
-	status, revealed2 := te.raw(t, "POST", "/v1/debtors/"+dk2+"/reveal", comp, "")
+	status, revealed2 := te.Raw(t, "POST", "/v1/debtors/"+dk2+"/reveal", comp, "")
 	if status != 200 || !strings.Contains(revealed2, "11.222.333/0001-81") {
 		t.Fatalf("reveal CNPJ: %d %s", status, revealed2)
 	}
@@ -268,10 +225,10 @@ func TestNoPersonalDataEscapes(t *testing.T) {
 			t.Errorf("response %d holds %v: %s", i, hits, b)
 		}
 	}
-	if hits := leaks(te.logs.String()); hits != nil {
+	if hits := leaks(te.Logs.String()); hits != nil {
 		t.Errorf("logs hold %v", hits)
 	}
-	items := scanAll(t, te)
+	items := te.ScanAll(t)
 	profiles := 0
 	for _, it := range items {
 		sk := it["SK"].(*types.AttributeValueMemberS).Value
@@ -305,5 +262,5 @@ func TestNoPersonalDataEscapes(t *testing.T) {
 			t.Errorf("stream record %s holds %v", aws.ToString(r.EventID), hits)
 		}
 	}
-	t.Logf("searched %d responses, %d log bytes, %d items, %d stream records", len(bodies), len(te.logs.String()), len(items), len(recs))
+	t.Logf("searched %d responses, %d log bytes, %d items, %d stream records", len(bodies), len(te.Logs.String()), len(items), len(recs))
 }

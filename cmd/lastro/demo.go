@@ -17,6 +17,7 @@ import (
 	"lastro/collections/errs"
 	"lastro/contract"
 	"lastro/debtor"
+	"lastro/engine"
 	"lastro/tenant"
 )
 
@@ -41,52 +42,40 @@ var demoFirstNames = []string{"Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio
 // demoCmd: lastro demo seed --tenant t-demo --debtors N.
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "seed" {
-		return fmt.Errorf("usage: lastro demo seed --tenant ID --debtors N [--seed S] [engine flags]")
+		fmt.Fprint(stderr, "usage: lastro demo seed --tenant ID --debtors N [--seed S] [engine flags]\n")
+		if len(args) > 0 && isHelp(args[0]) {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("unknown demo command (lastro demo seed -h lists its flags)")
 	}
-	fs := flag.NewFlagSet("demo seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// One flag set: the demo's own flags and the engine's.
+	fs := newFlagSet("demo seed", "--tenant ID --debtors N [--seed S] [flags]", stderr)
 	tenantID := fs.String("tenant", "t-demo", "tenant to seed (created when missing; its API keys are printed once)")
 	n := fs.Int("debtors", 100, "number of synthetic debtors")
 	seed := fs.Uint64("seed", 1, "random seed (the same seed builds the same portfolio)")
-	// The engine's own flags follow the demo's.
-	var engineArgs []string
-	rest := args[1:]
-	for i := 0; i < len(rest); i++ {
-		switch a := rest[i]; a {
-		case "--tenant", "-tenant", "--debtors", "-debtors", "--seed", "-seed":
-			if i+1 < len(rest) {
-				if err := fs.Parse([]string{a, rest[i+1]}); err != nil {
-					return err
-				}
-				i++
-			}
-		default:
-			engineArgs = append(engineArgs, a)
-		}
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
+	if err != nil {
+		return err
 	}
 	if *n < 1 || *n > 1_000_000 {
 		return fmt.Errorf("--debtors must be 1-1000000")
 	}
-	cfg, _, err := loadConfig("demo seed", engineArgs, os.Getenv)
-	if err != nil {
-		return err
-	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	return seedDemo(ctx, e, *tenantID, *n, *seed, stdout, stderr)
+	return seedDemo(ctx, e.Engine, *tenantID, *n, *seed, stdout, stderr)
 }
 
 // seedDemo builds a synthetic portfolio through the services — the same
 // code paths as the API: valid generated CPFs, names that say they are
 // synthetic, mixed products, 0-180 days late. It is resumable: debtors and
 // contracts that already exist are skipped.
-func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint64, stdout, stderr io.Writer) error {
-	t, err := e.tenants.Get(ctx, tenantID)
+func seedDemo(ctx context.Context, e *engine.Engine, tenantID string, n int, seed uint64, stdout, stderr io.Writer) error {
+	t, err := e.Tenants.Get(ctx, tenantID)
 	if errs.Is(err, errs.NotFound) {
-		created, cerr := e.tenants.Create(ctx, tenant.CreateInput{TenantID: tenantID, Name: "Demo " + tenantID})
+		created, cerr := e.Tenants.Create(ctx, tenant.CreateInput{TenantID: tenantID, Name: "Demo " + tenantID})
 		if cerr != nil {
 			return cerr
 		}
@@ -95,13 +84,13 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 			fmt.Fprintf(stdout, "  %-10s %s\n", role, created.APIKeys[role])
 		}
 		fmt.Fprintf(stdout, "  webhook    %s\n", created.WebhookSecret)
-		t, err = e.tenants.Get(ctx, tenantID)
+		t, err = e.Tenants.Get(ctx, tenantID)
 	}
 	if err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x1a57))
-	today := calendar.Today(e.clock.Now(), t.Location)
+	today := calendar.Today(e.Clock.Now(), t.Location)
 	actor := debtor.Actor{Role: "system:demo-seed"}
 	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("seeding debtors"),
 		progressbar.OptionShowCount(), progressbar.OptionSetItsString("debtors"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
@@ -115,7 +104,7 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 		in := debtor.RegisterInput{Document: doc.Formatted(),
 			Name:  fmt.Sprintf("%s Sintético %06d", demoFirstNames[rng.IntN(len(demoFirstNames))], i+1),
 			Phone: fmt.Sprintf("+55 11 90000-%04d", i%10000), Email: fmt.Sprintf("demo-%06d@example.invalid", i+1)}
-		reg, err := e.debtors.Register(ctx, t, in, actor)
+		reg, err := e.Debtors.Register(ctx, t, in, actor)
 		if err != nil {
 			return fmt.Errorf("debtor %d: %w", i+1, err)
 		}
@@ -135,7 +124,7 @@ func seedDemo(ctx context.Context, e *engine, tenantID string, n int, seed uint6
 				ci.Installments = append(ci.Installments, contract.InstallmentInput{Seq: s + 1, DueDate: first.AddMonths(s).String(),
 					PrincipalCents: contract.Cents(principal), InterestCents: contract.Cents(interest)})
 			}
-			out, err := e.contracts.Create(ctx, t, reg.DebtorKey, ci, actor)
+			out, err := e.Contracts.Create(ctx, t, reg.DebtorKey, ci, actor)
 			if errs.Is(err, errs.Conflict) {
 				continue // seeded by an earlier run
 			}

@@ -5,73 +5,58 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
-	"github.com/labstack/echo/v4"
 
-	"lastro/charges"
 	"lastro/collections/clock"
-	"lastro/collections/idem"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
 	"lastro/collections/secret"
-	"lastro/collections/table"
-	"lastro/collections/web"
-	"lastro/contract"
+	"lastro/contactlimit"
 	"lastro/ddblocal"
-	"lastro/debtor"
-	"lastro/policy"
-	"lastro/settlement"
-	"lastro/tenant"
+	"lastro/engine"
 )
 
-// engine is the running Lastro engine: store client, services and HTTP API.
-type engine struct {
-	cfg        config
-	log        *slog.Logger
-	clock      clock.Clock
-	store      *ddblocal.Store // the embedded store, when no endpoint is set
-	storeURL   string          // its endpoint (DynamoDB and DynamoDB Streams APIs)
-	stopStore  context.CancelFunc
-	storeDone  chan error
-	db         *dynamodb.Client
-	kit        *kit.Kit
-	web        *web.Server
-	tenants    *tenant.Service
-	idem       *idem.Store
-	policies   *policy.Service
-	debtors    *debtor.Service
-	contracts  *contract.Service
-	charges    *charges.Service
-	settlement *settlement.Service
-	sealer     pii.Sealer
-	adminToken string
+// app is the engine as the binary runs it: the wired engine plus what it
+// owns — the configuration, the SDK client and, with no endpoint, the
+// embedded store.
+type app struct {
+	*engine.Engine
+	cfg       config
+	log       *slog.Logger
+	db        *dynamodb.Client
+	store     *ddblocal.Store // the embedded store, when no endpoint is set
+	storeURL  string          // its endpoint, only with LASTRO_STORE_ADDR
+	stopStore context.CancelFunc
+	storeDone chan error
 }
 
-// newEngine wires the engine. With no endpoint it starts the embedded
-// store on a loopback port and talks to it through the AWS SDK over HTTP,
-// exactly as it would to DynamoDB.
-func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, err error) {
-	e = &engine{cfg: cfg, log: log}
-	defer func() {
-		if err != nil {
-			e.Close()
-		}
-	}()
-	var frozen bool
-	if e.clock, frozen, err = clock.FromEnv(cfg.Now); err != nil {
-		return nil, err
+// newApp builds the SDK client (for the embedded store unless an endpoint
+// is configured), loads the secrets and wires the engine on them.
+func newApp(ctx context.Context, cfg config, log *slog.Logger) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+	if err := a.open(ctx); err != nil {
+		return nil, errors.Join(err, a.Close())
+	}
+	return a, nil
+}
+
+func (a *app) open(ctx context.Context) error {
+	cfg, log := a.cfg, a.log
+	clk, frozen, err := clock.FromEnv(cfg.Now)
+	if err != nil {
+		return err
 	}
 	if frozen {
 		log.Warn("CLOCK FROZEN by LASTRO_NOW: every date and deadline uses this instant", "now", cfg.Now)
@@ -81,93 +66,111 @@ func newEngine(ctx context.Context, cfg config, log *slog.Logger) (e *engine, er
 		dir = cfg.DataDir
 	}
 	if cfg.Endpoint == "" {
-		endpoint, err := e.startEmbedded(dir)
+		h, err := a.startEmbedded(dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		// Anonymous credentials: the embedded store does not check
-		// signatures, so the SDK skips SigV4 signing (a measurable share of
-		// each request's CPU) and nothing else changes on the wire.
-		e.db = dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
-			func(o *dynamodb.Options) {
-				o.BaseEndpoint = aws.String(endpoint)
-				// Keep a connection per concurrent request to the embedded
-				// store: the SDK's default keeps 10 idle per host, so under
-				// load most calls paid for a new loopback connection.
-				o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-					tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
-				})
-			})
+		a.db = kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(h))
 	} else {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("AWS configuration: %w", err)
+			return fmt.Errorf("AWS configuration: %w", err)
 		}
-		e.db = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(cfg.Endpoint) })
-	}
-	created, err := table.Ensure(ctx, e.db, cfg.Table)
-	if err != nil {
-		return nil, err
-	}
-	if created {
-		log.Info("table created", "table", cfg.Table)
+		a.db = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(cfg.Endpoint) })
 	}
 	key, keyCreated, err := secret.LoadKey(cfg.DataKey, dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if keyCreated && dir != "" {
 		log.Info("data key generated in the data directory", "file", "data.key")
 	}
-	box, err := secret.New(key)
+	admin, err := adminToken(cfg.AdminToken, dir, log)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if e.adminToken, err = adminToken(cfg.AdminToken, dir, log); err != nil {
-		return nil, err
+	sealer, err := newSealer(ctx, cfg, key)
+	if err != nil {
+		return err
 	}
-	e.kit = kit.New(e.db, cfg.Table)
-	e.tenants = tenant.NewService(e.kit, box, e.clock, cfg.Shards)
-	e.idem = idem.New(e.kit, e.clock)
-	if e.sealer, err = newSealer(ctx, cfg, key); err != nil {
-		return nil, err
+	log.Info("personal data encryption", "keyring", sealer.Keyring())
+	// Contact messages go to a JSON-lines outbox in the data directory
+	// (the local stand-in for a messaging provider); with no directory
+	// they are claimed and recorded, not delivered.
+	var sender contactlimit.Sender
+	if dir != "" {
+		sender = contactlimit.NewOutbox(filepath.Join(dir, "outbox.jsonl"))
 	}
-	log.Info("personal data encryption", "keyring", e.sealer.Keyring())
-	e.policies = policy.NewService(e.kit, e.tenants, e.clock)
-	e.debtors = debtor.NewService(debtor.Deps{Kit: e.kit, Tenants: e.tenants, Sealer: e.sealer, Clock: e.clock})
-	e.contracts = contract.NewService(contract.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock, Idem: e.idem})
-	e.charges = charges.NewService(charges.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock, Idem: e.idem})
-	e.settlement = settlement.NewService(settlement.Deps{Kit: e.kit, Tenants: e.tenants, Policies: e.policies, Clock: e.clock})
-	e.web = web.New(web.Options{Logger: log, Title: "Lastro collections engine"})
-	e.web.Echo.Use(e.tenants.Authenticator(e.adminToken))
-	e.routes()
-	return e, nil
+	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
+		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender})
+	return err
 }
 
-func (e *engine) startEmbedded(dir string) (string, error) {
-	opts := ddblocal.Options{Logger: e.log}
+// startEmbedded opens the embedded store and returns its handler, which
+// the engine's SDK client reaches in process (ADR 0013): no port, so no
+// one else on the machine can read or change the data. Only with
+// LASTRO_STORE_ADDR does the store also listen, for tools.
+func (a *app) startEmbedded(dir string) (http.Handler, error) {
+	opts := ddblocal.Options{Logger: a.log}
 	where := ":memory:"
 	if dir != "" {
+		if err := usableDir(dir); err != nil {
+			return nil, err
+		}
 		opts.Dir = filepath.Join(dir, "ddb")
 		where = opts.Dir
 	}
 	st, err := ddblocal.Open(opts)
 	if err != nil {
-		return "", err
+		if dir != "" && errors.Is(err, syscall.EAGAIN) {
+			// The store's lock file is held (F_SETLK: EAGAIN).
+			return nil, fmt.Errorf("the data directory %s is in use by another lastro process (stop it, or set another LASTRO_DATA_DIR)", dir)
+		}
+		return nil, err
 	}
-	e.store = st
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a.store = st
+	h := st.Handler()
+	if a.cfg.StoreAddr == "" {
+		a.log.Info("no DynamoDB endpoint configured: using the embedded store in process", "data", where)
+		return h, nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.StoreAddr)
 	if err != nil {
-		return "", fmt.Errorf("embedded store listen: %w", err)
+		return nil, fmt.Errorf("embedded store listen on %s: %w", a.cfg.StoreAddr, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e.stopStore = cancel
-	e.storeDone = make(chan error, 1)
-	go func() { e.storeDone <- st.Serve(ctx, ln) }()
-	endpoint := "http://" + ln.Addr().String()
-	e.storeURL = endpoint
-	e.log.Info("no DynamoDB endpoint configured: using the embedded store", "data", where, "endpoint", endpoint)
-	return endpoint, nil
+	a.stopStore = cancel
+	a.storeDone = make(chan error, 1)
+	go func() { a.storeDone <- st.Serve(ctx, ln) }()
+	a.storeURL = "http://" + ln.Addr().String()
+	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
+		"data", where, "endpoint", a.storeURL)
+	return h, nil
+}
+
+// usableDir creates the data directory when missing and checks that a
+// file can be written in it, so an unusable directory is one clear error
+// rather than the store's.
+func usableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("the data directory %s cannot be created: %w", dir, unwrapPath(err))
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("the data directory %s is not writable: %w", dir, unwrapPath(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// unwrapPath drops the path an *os.PathError repeats (the message names
+// the directory already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // adminToken returns the configured token, or one generated on first run
@@ -196,23 +199,9 @@ func adminToken(configured, dir string, log *slog.Logger) (string, error) {
 	return token, nil
 }
 
-func (e *engine) routes() {
-	e.web.Handle(web.Doc{Method: http.MethodGet, Path: "/healthz", Summary: "Liveness", Public: true}, func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	})
-	e.web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
-	e.tenants.Routes(e.web)
-	e.tenants.HolidayRoutes(e.web)
-	e.policies.Routes(e.web)
-	e.debtors.Routes(e.web)
-	e.contracts.Routes(e.web)
-	e.charges.Routes(e.web)
-	e.settlement.Routes(e.web)
-}
-
 // newSealer encrypts personal data with KMS when LASTRO_KMS_KEY_ID is set,
 // else with a raw AES keyring derived from the data key (ADR 0006).
-func newSealer(ctx context.Context, cfg config, dataKey []byte) (pii.Sealer, error) {
+func newSealer(ctx context.Context, cfg config, dataKey []byte) (*pii.ESDK, error) {
 	if cfg.KMSKeyID == "" {
 		return pii.NewLocal(ctx, dataKey)
 	}
@@ -223,30 +212,22 @@ func newSealer(ctx context.Context, cfg config, dataKey []byte) (pii.Sealer, err
 	return pii.NewKMS(ctx, cfg.KMSKeyID, kms.NewFromConfig(awsCfg))
 }
 
-func (e *engine) ready(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
-	defer cancel()
-	if _, err := e.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(e.cfg.Table)}); err != nil {
-		e.log.Warn("not ready", "error", err.Error())
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+// Close stops the embedded store, if any. It is safe on an app that
+// failed half-way through newApp.
+func (a *app) Close() error {
+	if a == nil {
+		return nil
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// Handler is the engine's HTTP API.
-func (e *engine) Handler() http.Handler { return e.web.Echo }
-
-// Close stops the embedded store, if any.
-func (e *engine) Close() error {
 	var err error
-	if e.stopStore != nil {
-		e.stopStore()
-		if serr := <-e.storeDone; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+	if a.stopStore != nil {
+		a.stopStore()
+		if serr := <-a.storeDone; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 			err = serr
 		}
+		a.stopStore = nil
 	}
-	if e.store != nil {
-		err = errors.Join(err, e.store.Close())
+	if a.store != nil {
+		err = errors.Join(err, a.store.Close())
 	}
 	return err
 }

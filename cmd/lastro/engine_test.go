@@ -1,115 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"lastro/collections/clock"
+	"lastro/engine/enginetest"
 )
 
-// syncBuffer collects log output from concurrent requests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// newTestEngine is the shared fixture (enginetest) for this package's
+// tests: the engine on an in-memory embedded store, reached in process.
+func newTestEngine(t *testing.T) *enginetest.Env { return enginetest.New(t) }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-// testEngine runs a whole engine (embedded in-memory store over loopback,
-// real SDK client) behind an httptest server.
-type testEngine struct {
-	*engine
-	url  string
-	logs *syncBuffer
-}
-
-func newTestEngine(t *testing.T) *testEngine {
-	t.Helper()
-	logs := &syncBuffer{}
-	cfg, _, err := loadConfig("test", nil, func(k string) string {
-		return map[string]string{"LASTRO_DATA_DIR": ":memory:", "LASTRO_ADMIN_TOKEN": "admin-secret-token"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := newEngine(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		e.Close()
-	})
-	return &testEngine{engine: e, url: srv.URL, logs: logs}
-}
-
-func (te *testEngine) do(t *testing.T, method, path, token, body string) (int, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, te.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: non-JSON body %q", method, path, raw)
-		}
-	}
-	return resp.StatusCode, out
-}
-
-func (te *testEngine) createTenant(t *testing.T, id string) map[string]string {
-	t.Helper()
-	status, out := te.do(t, "POST", "/v1/tenants", "admin-secret-token", `{"tenantId":"`+id+`","name":"Crediário `+id+`"}`)
-	if status != 201 {
-		t.Fatalf("create tenant %s: %d %v", id, status, out)
-	}
-	keys := map[string]string{}
-	for role, k := range out["apiKeys"].(map[string]any) {
-		keys[role] = k.(string)
-	}
-	keys["webhook"] = out["webhookSecret"].(string)
-	return keys
-}
-
-func errorCode(out map[string]any) string {
-	e, _ := out["error"].(map[string]any)
-	code, _ := e["code"].(string)
-	msg, _ := e["message"].(string)
-	if code == "" || msg == "" {
-		return ""
-	}
-	return code
+// newTestEngineAt is newTestEngine; it also returns the manual clock the
+// test moves (the fixture starts it at enginetest.DefaultNow).
+func newTestEngineAt(t *testing.T) (*enginetest.Env, *clock.Manual) {
+	te := enginetest.New(t)
+	return te, te.Clock
 }
 
 func TestTenantWalkthrough(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
-	keys := te.createTenant(t, "t-demo")
+	keys := te.CreateTenant(t, "t-demo")
 	for _, role := range []string{"operator", "supervisor", "compliance"} {
-		status, out := te.do(t, "GET", "/v1/tenant", keys[role], "")
+		status, out := te.Do(t, "GET", "/v1/tenant", keys[role], "")
 		if status != 200 || out["tenantId"] != "t-demo" || out["timezone"] != "America/Sao_Paulo" || out["shards"] != float64(16) {
 			t.Fatalf("%s GET /v1/tenant: %d %v", role, status, out)
 		}
@@ -119,7 +35,7 @@ func TestTenantWalkthrough(t *testing.T) {
 	}
 	// API keys and secrets never reach the logs.
 	for _, secret := range keys {
-		if strings.Contains(te.logs.String(), secret) {
+		if strings.Contains(te.Logs.String(), secret) {
 			t.Fatal("a secret was logged")
 		}
 	}
@@ -128,8 +44,8 @@ func TestTenantWalkthrough(t *testing.T) {
 func TestAuthErrors(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
-	a := te.createTenant(t, "t-a")
-	te.createTenant(t, "t-b")
+	a := te.CreateTenant(t, "t-a")
+	te.CreateTenant(t, "t-b")
 	forged := a["operator"][:len(a["operator"])-4] + "beef"
 	tests := []struct {
 		name, method, path, token, body string
@@ -141,17 +57,19 @@ func TestAuthErrors(t *testing.T) {
 		{"malformed key", "GET", "/v1/tenant", "not-a-key", "", 401, "unauthenticated"},
 		{"key naming another tenant", "GET", "/v1/tenant", strings.Replace(a["operator"], "t-a", "t-b", 1), "", 401, "unauthenticated"},
 		{"tenant key on admin route", "POST", "/v1/tenants", a["supervisor"], `{"tenantId":"t-x","name":"x"}`, 403, "forbidden"},
-		{"admin token on tenant route", "GET", "/v1/tenant", "admin-secret-token", "", 403, "forbidden"},
+		{"admin token on tenant route", "GET", "/v1/tenant", enginetest.AdminToken, "", 403, "forbidden"},
 		{"unknown route", "GET", "/v1/nothing", a["operator"], "", 404, "route_not_found"},
+		{"known route, wrong method", "DELETE", "/v1/tenant", a["operator"], "", 405, "method_not_allowed"},
+		{"body over 1 MiB", "POST", "/v1/debtors", a["operator"], `{"name":"` + strings.Repeat("x", 1<<20) + `"}`, 413, "body_too_large"},
 	}
 	for _, tt := range tests {
-		status, out := te.do(t, tt.method, tt.path, tt.token, tt.body)
-		if status != tt.status || errorCode(out) != tt.code {
+		status, out := te.Do(t, tt.method, tt.path, tt.token, tt.body)
+		if status != tt.status || enginetest.ErrorCode(out) != tt.code {
 			t.Errorf("%s: %d %v, want %d %s", tt.name, status, out, tt.status, tt.code)
 		}
 	}
 	// The other tenant's key sees its own tenant, never t-a.
-	status, out := te.do(t, "GET", "/v1/tenant", a["compliance"], "")
+	status, out := te.Do(t, "GET", "/v1/tenant", a["compliance"], "")
 	if status != 200 || out["tenantId"] != "t-a" {
 		t.Fatalf("own tenant: %d %v", status, out)
 	}
@@ -160,7 +78,7 @@ func TestAuthErrors(t *testing.T) {
 func TestCreateTenantRejectsBadInputAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
-	te.createTenant(t, "t-ok")
+	te.CreateTenant(t, "t-ok")
 	tests := []struct {
 		name, body string
 		status     int
@@ -180,14 +98,14 @@ func TestCreateTenantRejectsBadInputAndChangesNothing(t *testing.T) {
 		{"existing", `{"tenantId":"t-ok","name":"again"}`, 409, "tenant_exists"},
 	}
 	for _, tt := range tests {
-		status, out := te.do(t, "POST", "/v1/tenants", "admin-secret-token", tt.body)
-		if status != tt.status || errorCode(out) != tt.code {
+		status, out := te.Do(t, "POST", "/v1/tenants", enginetest.AdminToken, tt.body)
+		if status != tt.status || enginetest.ErrorCode(out) != tt.code {
 			t.Errorf("%s: %d %v, want %d %s", tt.name, status, out, tt.status, tt.code)
 		}
 	}
 	// Nothing was written for the rejected ids.
 	for _, id := range []string{"t1", "T1"} {
-		if _, err := te.tenants.Get(context.Background(), id); err == nil {
+		if _, err := te.Tenants.Get(context.Background(), id); err == nil {
 			t.Errorf("tenant %s exists after a rejected creation", id)
 		}
 	}
@@ -196,13 +114,13 @@ func TestCreateTenantRejectsBadInputAndChangesNothing(t *testing.T) {
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
-	status, doc := te.do(t, "GET", "/openapi.json", "", "")
+	status, doc := te.Do(t, "GET", "/openapi.json", "", "")
 	if status != 200 || doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi: %d %v", status, doc["openapi"])
 	}
 	paths := doc["paths"].(map[string]any)
 	n := 0
-	for _, r := range te.web.Echo.Routes() {
+	for _, r := range te.Web.Echo.Routes() {
 		if r.Method == "echo_route_not_found" {
 			continue
 		}
@@ -232,7 +150,7 @@ func TestHealth(t *testing.T) {
 	t.Parallel()
 	te := newTestEngine(t)
 	for _, p := range []string{"/healthz", "/readyz"} {
-		if status, _ := te.do(t, "GET", p, "", ""); status != 200 {
+		if status, _ := te.Do(t, "GET", p, "", ""); status != 200 {
 			t.Errorf("%s: %d", p, status)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/ddblocal"
+	"lastro/engine/enginetest"
 )
 
 // TestSettlementsExactlyOnceUnderFaults: 200 settlements over 50 contracts
@@ -27,8 +28,8 @@ import (
 // times: no settlement applied twice, none lost.
 func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	t.Parallel()
-	te, clk := newTestEngineAt(t, settlementNow)
-	keysOf := te.createTenant(t, "t-eo")
+	te, clk := newTestEngineAt(t)
+	keysOf := te.CreateTenant(t, "t-eo")
 	op, secret := keysOf["operator"], keysOf["webhook"]
 	setup := time.Now()
 	const contracts = 50
@@ -38,7 +39,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	for i := range contracts {
 		cid := fmt.Sprintf("C-%03d", i)
 		if i%5 == 0 { // ten debtors of five contracts each
-			dks[i] = lateContractHTTP(t, te, op, cpf(100+i), cid)
+			dks[i] = lateContractHTTP(t, te, op, te.CPF(), cid)
 		} else {
 			dks[i] = dks[i-1]
 			signLateContract(t, te, op, dks[i], cid)
@@ -49,10 +50,10 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 		}
 		paid := "2026-09-24T09:00:00-03:00"
 		all = append(all,
-			delivery{cid + "-1", webhookBody("stl-"+cid+"-1", ids[0], 102467, paid)},
-			delivery{cid + "-2", webhookBody("stl-"+cid+"-2", ids[1], 100000, paid)},
-			delivery{cid + "-3", webhookBody("stl-"+cid+"-3", ids[2], 100000, paid)},
-			delivery{cid + "-x", webhookBody("stl-"+cid+"-x", ids[2], 1000, paid)})
+			delivery{cid + "-1", enginetest.WebhookBody("stl-"+cid+"-1", ids[0], 102467, paid)},
+			delivery{cid + "-2", enginetest.WebhookBody("stl-"+cid+"-2", ids[1], 100000, paid)},
+			delivery{cid + "-3", enginetest.WebhookBody("stl-"+cid+"-3", ids[2], 100000, paid)},
+			delivery{cid + "-x", enginetest.WebhookBody("stl-"+cid+"-x", ids[2], 1000, paid)})
 	}
 	t.Logf("setup in %v", time.Since(setup))
 	if len(all) != 200 {
@@ -71,19 +72,19 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	// First a store outage longer than the SDK's own retries: the webhook answers 503 and writes nothing, so the
 	// provider's retry is what applies it.
-	if err := te.store.SetFault(ddblocal.FaultRule{Kind: ddblocal.FaultInternalError, Operations: []string{"TransactWriteItems"}, Rate: 1, Count: 20}); err != nil {
+	if err := te.Store.SetFault(ddblocal.FaultRule{Kind: ddblocal.FaultInternalError, Operations: []string{"TransactWriteItems"}, Rate: 1, Count: 20}); err != nil {
 		t.Fatal(err)
 	}
-	if status, body, err := te.deliver("t-eo", secret, all[0].body, clk.Now(), client); err != nil || status != 503 || errorCode(jsonOf(t, body)) != "throttled" {
+	if status, body, err := te.Deliver("t-eo", secret, all[0].body, clk.Now(), client); err != nil || status != 503 || enginetest.ErrorCode(enginetest.JSON(t, body)) != "throttled" {
 		t.Fatalf("during an outage: %d %s %v", status, body, err)
 	}
-	if it, _ := te.kit.Tenant("t-eo", nil).Get(t.Context(), kit.Key{PK: keys.Settlement("t-eo", "stl-"+all[0].id), SK: keys.SettlementSK}, true); it != nil {
+	if it, _ := te.Kit.Tenant("t-eo", nil).Get(t.Context(), kit.Key{PK: keys.Settlement("t-eo", "stl-"+all[0].id), SK: keys.SettlementSK}, true); it != nil {
 		t.Fatal("a 503 left an STL item")
 	}
-	te.store.ClearFaults()
+	te.Store.ClearFaults()
 	// Then 5 % of every request throttled and 5 % failed.
 	for _, kind := range []ddblocal.FaultKind{ddblocal.FaultThrottling, ddblocal.FaultInternalError} {
-		if err := te.store.SetFault(ddblocal.FaultRule{Kind: kind, Rate: 0.05}); err != nil {
+		if err := te.Store.SetFault(ddblocal.FaultRule{Kind: kind, Rate: 0.05}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +93,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	// payment provider does: a 503 (or no answer) is retried with backoff.
 	provide := func(d delivery, signedAt func() time.Time) (map[string]any, error) {
 		for attempt := 0; attempt < 50; attempt++ {
-			status, body, err := te.deliver("t-eo", secret, d.body, signedAt(), client)
+			status, body, err := te.Deliver("t-eo", secret, d.body, signedAt(), client)
 			switch {
 			case err == nil && status == 200:
 				var out map[string]any
@@ -175,14 +176,14 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	for err := range replays {
 		t.Fatal(err)
 	}
-	if status, _, _ := te.deliver("t-eo", secret, all[0].body, clk.Now().Add(-time.Hour), client); status != 401 {
+	if status, _, _ := te.Deliver("t-eo", secret, all[0].body, clk.Now().Add(-time.Hour), client); status != 401 {
 		t.Fatalf("an hour-old signature: %d", status)
 	}
-	te.store.ClearFaults()
+	te.Store.ClearFaults()
 	t.Logf("replays done at %v", time.Since(start))
 
 	// Every balance exact to the cent, every settlement recorded once.
-	db := te.kit.Tenant("t-eo", nil)
+	db := te.Kit.Tenant("t-eo", nil)
 	ctx := t.Context()
 	stls := 0
 	for _, d := range all {
@@ -198,7 +199,7 @@ func TestSettlementsExactlyOnceUnderFaults(t *testing.T) {
 	events := 0
 	for i, dk := range dks {
 		cid := fmt.Sprintf("C-%03d", i)
-		c, err := contract.Load(ctx, te.kit.Tenant("t-eo", nil), "t-eo", dk, cid)
+		c, err := contract.Load(ctx, te.Kit.Tenant("t-eo", nil), "t-eo", dk, cid)
 		if err != nil || c == nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/web"
+	"lastro/engine/enginetest"
 )
 
 // TestHandlersCannotCrossTenants registers handlers the way domain packages
@@ -23,14 +24,14 @@ func TestHandlersCannotCrossTenants(t *testing.T) {
 	// pooled contexts' parameter slots when a route is added.
 	roles := []web.Role{web.Operator}
 	handle := func(c echo.Context) (*kit.Tenant, error) {
-		tn, err := te.tenants.From(c)
+		tn, err := te.Tenants.From(c)
 		if err != nil {
 			return nil, err
 		}
-		return te.kit.Tenant(tn.ID, tn.CursorKey()), nil
+		return te.Kit.Tenant(tn.ID, tn.CursorKey()), nil
 	}
 	// A buggy handler that takes the tenant from the URL instead of the key.
-	te.web.Handle(web.Doc{Method: http.MethodPut, Path: "/test/:tenant/notes/:id", Roles: roles}, func(c echo.Context) error {
+	te.Web.Handle(web.Doc{Method: http.MethodPut, Path: "/test/:tenant/notes/:id", Roles: roles}, func(c echo.Context) error {
 		db, err := handle(c)
 		if err != nil {
 			return err
@@ -42,7 +43,7 @@ func TestHandlersCannotCrossTenants(t *testing.T) {
 		}
 		return c.NoContent(http.StatusNoContent)
 	})
-	te.web.Handle(web.Doc{Method: http.MethodGet, Path: "/test/:tenant/notes", Roles: roles, Query: []string{"cursor", "prefix"}}, func(c echo.Context) error {
+	te.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/test/:tenant/notes", Roles: roles, Query: []string{"cursor", "prefix"}}, func(c echo.Context) error {
 		db, err := handle(c)
 		if err != nil {
 			return err
@@ -55,20 +56,20 @@ func TestHandlersCannotCrossTenants(t *testing.T) {
 		return c.JSON(http.StatusOK, map[string]any{"count": len(page.Items), "nextCursor": page.Next})
 	})
 
-	a := te.createTenant(t, "t-a")
-	b := te.createTenant(t, "t-b")
+	a := te.CreateTenant(t, "t-a")
+	b := te.CreateTenant(t, "t-b")
 	for _, id := range []string{"C-1", "C-2", "C-3"} {
-		if status, out := te.do(t, "PUT", "/test/t-a/notes/"+id, a["operator"], ""); status != 204 {
+		if status, out := te.Do(t, "PUT", "/test/t-a/notes/"+id, a["operator"], ""); status != 204 {
 			t.Fatalf("own write: %d %v", status, out)
 		}
 	}
-	if status, out := te.do(t, "PUT", "/test/t-a/notes/C-9", b["operator"], ""); status != 403 || errorCode(out) != "tenant_guard" {
+	if status, out := te.Do(t, "PUT", "/test/t-a/notes/C-9", b["operator"], ""); status != 403 || enginetest.ErrorCode(out) != "tenant_guard" {
 		t.Fatalf("cross-tenant write: %d %v", status, out)
 	}
-	if status, out := te.do(t, "GET", "/test/t-a/notes?prefix=CT%23", b["operator"], ""); status != 403 || errorCode(out) != "tenant_guard" {
+	if status, out := te.Do(t, "GET", "/test/t-a/notes?prefix=CT%23", b["operator"], ""); status != 403 || enginetest.ErrorCode(out) != "tenant_guard" {
 		t.Fatalf("cross-tenant read: %d %v", status, out)
 	}
-	status, out := te.do(t, "GET", "/test/t-a/notes?prefix=CT%23", a["operator"], "")
+	status, out := te.Do(t, "GET", "/test/t-a/notes?prefix=CT%23", a["operator"], "")
 	cursor, _ := out["nextCursor"].(string)
 	if status != 200 || out["count"] != float64(1) || cursor == "" {
 		t.Fatalf("first page: %d %v", status, out)
@@ -77,11 +78,11 @@ func TestHandlersCannotCrossTenants(t *testing.T) {
 		"forged cursor":      "/test/t-a/notes?prefix=CT%23&cursor=" + cursor[:len(cursor)-2] + "xx",
 		"cross-query cursor": "/test/t-a/notes?prefix=CT%23C&cursor=" + cursor,
 	} {
-		if status, out := te.do(t, "GET", path, a["operator"], ""); status != 400 || errorCode(out) != "invalid_cursor" {
+		if status, out := te.Do(t, "GET", path, a["operator"], ""); status != 400 || enginetest.ErrorCode(out) != "invalid_cursor" {
 			t.Errorf("%s: %d %v", name, status, out)
 		}
 	}
-	if status, out := te.do(t, "GET", "/test/t-a/notes?prefix=CT%23&cursor="+cursor, a["operator"], ""); status != 200 || out["count"] != float64(1) {
+	if status, out := te.Do(t, "GET", "/test/t-a/notes?prefix=CT%23&cursor="+cursor, a["operator"], ""); status != 200 || out["count"] != float64(1) {
 		t.Fatalf("second page: %d %v", status, out)
 	}
 }

@@ -3,18 +3,27 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "lastro:", err)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the usage was printed
+	}
+	if err != nil {
+		// One line: joined errors are newline-separated.
+		fmt.Fprintln(os.Stderr, "lastro:", strings.ReplaceAll(err.Error(), "\n", "; "))
 		os.Exit(1)
 	}
 }
@@ -45,16 +54,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return inspect(ctx, args[1:], stdout, stderr)
 	case "ddb":
 		if len(args) < 2 || args[1] != "serve" {
-			fmt.Fprint(stderr, usage)
-			return fmt.Errorf("unknown ddb command")
+			fmt.Fprint(stderr, "usage: lastro ddb serve [flags]\n")
+			if len(args) > 1 && isHelp(args[1]) {
+				return flag.ErrHelp
+			}
+			return fmt.Errorf("unknown ddb command (lastro ddb serve -h lists its flags)")
 		}
 		return ddbServe(ctx, args[2:], stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// isHelp reports whether arg asks for usage.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }

@@ -14,12 +14,12 @@ import (
 
 // serve runs the engine: lastro serve.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, os.Getenv)
+	cfg, err := loadConfig(newFlagSet("serve", "[flags]", stderr), args, os.Getenv)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	e, err := newEngine(ctx, cfg, log)
+	e, err := newApp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

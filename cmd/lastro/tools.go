@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,11 +21,18 @@ import (
 
 // tableCmd: lastro table create|describe|definition.
 func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("usage: lastro table create|describe|definition [flags]")
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Fprint(stderr, "usage: lastro table create|describe|definition [flags]\n")
+		if len(args) > 0 {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("no table command given")
 	}
 	sub := args[0]
-	cfg, _, err := loadConfig("table "+sub, args[1:], os.Getenv)
+	if sub != "create" && sub != "describe" && sub != "definition" {
+		return fmt.Errorf("unknown table command %q (create, describe or definition)", sub)
+	}
+	cfg, err := loadConfig(newFlagSet("table "+sub, "[flags]", stderr), args[1:], os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -36,10 +44,7 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err = fmt.Fprintln(stdout, string(out))
 		return err
 	}
-	if sub != "create" && sub != "describe" {
-		return fmt.Errorf("unknown table command %q", sub)
-	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
@@ -71,11 +76,16 @@ func keySchema(ks []types.KeySchemaElement) string {
 // inspect prints one partition with every key decoded by the registry:
 // lastro inspect <PK>.
 func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", "<PK> [flags]", stderr)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("usage: lastro inspect <PK> [flags]")
+		// Only flags: -h lists them; anything else lacks the partition.
+		if _, err := loadConfig(fs, args, os.Getenv); err != nil {
+			return err
+		}
+		return fmt.Errorf("no partition key given: lastro inspect <PK> [flags]")
 	}
 	pk := args[0]
-	cfg, _, err := loadConfig("inspect", args[1:], os.Getenv)
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -83,7 +93,7 @@ func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	e, err := newEngine(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	e, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,11 @@ const (
 	Rule                   // well-formed but refused by a business rule (422)
 	Limit                  // a quota or rate limit was hit (429)
 	Transient              // the store or a dependency is temporarily unavailable (503)
+	Method                 // the path exists but not with this method (405)
+	TooLarge               // the request body is over the limit (413)
 )
 
-var kindNames = [...]string{"internal", "invalid", "unauthenticated", "forbidden", "not_found", "conflict", "rule", "limit", "unavailable"}
+var kindNames = [...]string{"internal", "invalid", "unauthenticated", "forbidden", "not_found", "conflict", "rule", "limit", "unavailable", "method_not_allowed", "body_too_large"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -52,6 +54,10 @@ func (k Kind) Status() int {
 		return http.StatusTooManyRequests
 	case Transient:
 		return http.StatusServiceUnavailable
+	case Method:
+		return http.StatusMethodNotAllowed
+	case TooLarge:
+		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusInternalServerError
 }

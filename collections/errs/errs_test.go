@@ -20,6 +20,8 @@ func TestKindsMapToStatuses(t *testing.T) {
 		{E(Rule, "fine_above_cap", "fine above the 2.00 cap"), http.StatusUnprocessableEntity, "fine_above_cap", "fine above the 2.00 cap"},
 		{E(Limit, "contact_limit", "daily contact limit reached"), http.StatusTooManyRequests, "contact_limit", "daily contact limit reached"},
 		{Wrap(Transient, "", errors.New("throttled"), "store unavailable"), http.StatusServiceUnavailable, "unavailable", "store unavailable"},
+		{E(Method, "", "method not allowed on this route"), http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route"},
+		{E(TooLarge, "", ""), http.StatusRequestEntityTooLarge, "body_too_large", "body_too_large"},
 		{errors.New("boom: secret detail"), http.StatusInternalServerError, "internal", "internal error"},
 	}
 	for _, tt := range tests {

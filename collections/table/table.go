@@ -111,6 +111,15 @@ func Ensure(ctx context.Context, db API, name string) (created bool, err error) 
 	return true, nil
 }
 
+// Ready reports whether the table answers a DescribeTable: the
+// readiness probe, without the caller importing the SDK's types.
+func Ready(ctx context.Context, db API, name string) error {
+	if _, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}); err != nil {
+		return fmt.Errorf("describe table %s: %w", name, err)
+	}
+	return nil
+}
+
 // CloudFormation returns the AWS::DynamoDB::Table resource for the table as
 // a CloudFormation template (JSON), with PITR and deletion protection on.
 func CloudFormation(name string) ([]byte, error) {

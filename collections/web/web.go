@@ -7,8 +7,10 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,6 +62,11 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if errors.As(err, &he) {
 		err = fromEcho(he)
 	}
+	// A body that went over the limit is the answer, whatever the handler
+	// made of the failed read (a domain package may not say why).
+	if lb, ok := c.Get(bodyKey).(*limitedBody); ok && lb.over.Load() {
+		err = errTooLarge
+	}
 	status, code, msg := errs.Public(err)
 	if status >= 500 {
 		log.Error("request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
@@ -78,9 +85,10 @@ func fromEcho(he *echo.HTTPError) error {
 	case http.StatusNotFound:
 		return errs.E(errs.NotFound, "route_not_found", "no such route")
 	case http.StatusMethodNotAllowed:
-		return errs.E(errs.Invalid, "method_not_allowed", "method not allowed on this route")
+		// echo has set Allow to the path's methods.
+		return errs.E(errs.Method, "method_not_allowed", "method not allowed on this route (see the Allow header)")
 	case http.StatusRequestEntityTooLarge:
-		return errs.E(errs.Invalid, "body_too_large", "request body too large")
+		return errTooLarge
 	case http.StatusUnsupportedMediaType:
 		return errs.E(errs.Invalid, "unsupported_media_type", "send application/json")
 	}
@@ -176,14 +184,39 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+var errTooLarge = errs.E(errs.TooLarge, "body_too_large", "request body too large")
+
+const bodyKey = "lastro.body"
+
+// limitedBody is a request body cut at the limit that remembers whether
+// the client sent more (a chunked body declares no length).
+type limitedBody struct {
+	io.ReadCloser
+	over atomic.Bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.over.Store(true)
+	}
+	return n, err
+}
+
+// limitBody refuses a declared Content-Length over limit before reading
+// anything, and cuts an undeclared (chunked) body at limit: either way the
+// answer is 413 body_too_large.
 func (s *Server) limitBody(limit int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
 			if r.ContentLength > limit {
-				return errs.E(errs.Invalid, "body_too_large", "request body too large")
+				return errTooLarge
 			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+			lb := &limitedBody{ReadCloser: http.MaxBytesReader(c.Response(), r.Body, limit)}
+			r.Body = lb
+			c.Set(bodyKey, lb)
 			return next(c)
 		}
 	}
@@ -215,7 +248,7 @@ func Bind(c echo.Context, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errs.E(errs.Invalid, "body_too_large", "request body too large")
+			return errTooLarge
 		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: %s", jsonProblem(err))
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childEnv marks a re-executed test binary that runs lastro's main.
+const childEnv = "LASTRO_TEST_RUN_MAIN"
+
+// TestMain lets tests run the binary itself as a child process: the test
+// binary re-executed with childEnv set runs main with the arguments it got.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Args = append([]string{"lastro"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// childCmd is lastro with args in a child process, with only the given
+// LASTRO_* variables set (the parent's are not inherited).
+func childCmd(ctx context.Context, t *testing.T, env map[string]string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LASTRO_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, childEnv+"=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
+// runChild runs lastro to completion and returns its exit code and output.
+func runChild(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := childCmd(ctx, t, env, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errOut.String()
+	}
+	if err != nil {
+		t.Fatalf("run lastro %v: %v", args, err)
+	}
+	return 0, out.String(), errOut.String()
+}
+
+// server is a child lastro serve, running until the test ends.
+type server struct {
+	cmd  *exec.Cmd
+	addr string // the API's listen address
+}
+
+// startServe starts lastro serve (API on a free loopback port) and waits
+// for its "lastro listening" log line.
+func startServe(t *testing.T, env map[string]string, args ...string) *server {
+	t.Helper()
+	if env["LASTRO_ADDR"] == "" {
+		env["LASTRO_ADDR"] = "127.0.0.1:0"
+	}
+	cmd := childCmd(context.Background(), t, env, append([]string{"serve"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if !sent && json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "lastro listening" {
+				found <- line.Addr
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case addr, ok := <-found:
+		if !ok {
+			t.Fatal("lastro serve exited before listening")
+		}
+		s.addr = addr
+	case <-time.After(2 * time.Minute):
+		t.Fatal("lastro serve did not start listening")
+	}
+	return s
+}
+
+func (s *server) String() string { return fmt.Sprintf("pid %d on %s", s.cmd.Process.Pid, s.addr) }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// failsOnOneLine checks a child's failure: exit code 1, no panic, and the
+// error as exactly one "lastro: " line holding want.
+func failsOnOneLine(t *testing.T, code int, stderr, want string) {
+	t.Helper()
+	if code != 1 || strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var errLines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "lastro: ") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) != 1 || !strings.Contains(errLines[0], want) {
+		t.Fatalf("error lines %q, want one holding %q; stderr:\n%s", errLines, want, stderr)
+	}
+}
+
+// TestCommandsFailOnOneLineWhenTheDataDirIsInUse: with lastro serve
+// holding the data directory, every other command that opens it says so
+// in one line and exits 1 (it used to panic in Close).
+func TestCommandsFailOnOneLineWhenTheDataDirIsInUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": "adm-test"}
+	startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": "adm-test"})
+	want := "the data directory " + dir + " is in use by another lastro process"
+	for _, args := range [][]string{
+		{"demo", "seed", "--debtors", "1"},
+		{"inspect", "T#t-demo"},
+		{"table", "describe"},
+		{"table", "create"},
+		{"serve", "--addr", "127.0.0.1:0"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runChild(t, env, args...)
+			failsOnOneLine(t, code, stderr, want)
+		})
+	}
+}
+
+func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
+	t.Parallel()
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"garbage LASTRO_NOW", map[string]string{"LASTRO_NOW": "garbage", "LASTRO_DATA_DIR": ":memory:"},
+			`LASTRO_NOW "garbage" is not an RFC 3339 instant`},
+		{"LASTRO_NOW without a zone", map[string]string{"LASTRO_NOW": "2026-09-24T12:00:00", "LASTRO_DATA_DIR": ":memory:"},
+			"is not an RFC 3339 instant"},
+		// Under a regular file: no directory can be created there, for
+		// root too (which permission bits would not stop).
+		{"data dir that cannot be created", map[string]string{"LASTRO_DATA_DIR": filepath.Join(notADir, "data")},
+			"the data directory " + filepath.Join(notADir, "data") + " cannot be created: not a directory"},
+		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.env["LASTRO_ADDR"] = "127.0.0.1:0"
+			code, _, stderr := runChild(t, tt.env, "serve")
+			failsOnOneLine(t, code, stderr, tt.want)
+		})
+	}
+}
+
+// TestHelpOnEverySubcommand: -h exits 0 and lists the subcommand's own
+// flags.
+func TestHelpOnEverySubcommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR"}},
+		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir"}},
+		{[]string{"table", "describe", "--help"}, []string{"-table", "-dynamodb-endpoint"}},
+		{[]string{"table", "definition", "-h"}, []string{"-table"}},
+		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}},
+		{[]string{"inspect", "T#t-demo", "-h"}, []string{"-data-dir"}},
+		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir"}},
+		{[]string{"demo", "seed", "-h"}, []string{"-tenant", "-debtors", "-seed", "-data-dir"}},
+		{[]string{"table", "-h"}, []string{"create|describe|definition"}},
+		{[]string{"demo", "-h"}, []string{"demo seed"}},
+		{[]string{"ddb", "-h"}, []string{"ddb serve"}},
+		{[]string{"-h"}, []string{"serve", "inspect", "demo seed"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runChild(t, map[string]string{"LASTRO_DATA_DIR": ":memory:"}, tt.args...)
+			out := stdout + stderr
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			for _, f := range tt.flags {
+				if !strings.Contains(out, f) {
+					t.Errorf("help does not mention %s:\n%s", f, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package kit_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"lastro/collections/kit"
+	"lastro/collections/table"
+	"lastro/ddblocal"
+)
+
+// closeRecorder records whether the transport closed the request body.
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+func TestInProcessHandsTheRequestToTheHandler(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/echo":
+			w.Header().Set("X-Seen", r.Method+" "+r.Host+" "+r.RequestURI+" "+r.Header.Get("X-In"))
+			w.WriteHeader(http.StatusTeapot)
+			w.Write(body)
+		case "/implicit":
+			w.Write([]byte("ok")) // no WriteHeader: 200
+		case "/empty":
+		}
+	})
+	c := kit.InProcess(h)
+	tests := []struct {
+		name, path, body, wantBody, wantSeen string
+		status                               int
+	}{
+		{"status, headers and body", "/echo?q=1", "hello", "hello", "POST embedded.store.invalid /echo?q=1 in", http.StatusTeapot},
+		{"implicit 200", "/implicit", "", "ok", "", http.StatusOK},
+		{"nothing written", "/empty", "", "", "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rb := &closeRecorder{Reader: strings.NewReader(tt.body)}
+			req, err := http.NewRequest(http.MethodPost, kit.InProcessEndpoint+tt.path, rb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-In", "in")
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || string(got) != tt.wantBody || resp.Header.Get("X-Seen") != tt.wantSeen ||
+				resp.ContentLength != int64(len(tt.wantBody)) {
+				t.Fatalf("%d %q %q (length %d)", resp.StatusCode, got, resp.Header.Get("X-Seen"), resp.ContentLength)
+			}
+			if !rb.closed {
+				t.Fatal("the request body was not closed")
+			}
+			if req.RequestURI != "" {
+				t.Fatal("the client's request was modified")
+			}
+		})
+	}
+}
+
+func TestInProcessHonoursCancellation(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // the caller gives up while the handler runs
+		<-r.Context().Done()
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, kit.InProcessEndpoint+"/", nil)
+	if _, err := kit.InProcess(h).Do(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+// TestEmbeddedClientInProcess: the SDK client speaks the DynamoDB protocol
+// to the store's handler with no socket in between.
+func TestEmbeddedClientInProcess(t *testing.T) {
+	t.Parallel()
+	st, err := ddblocal.Open(ddblocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	db := kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(st.Handler()))
+	ctx := context.Background()
+	if _, err := db.CreateTable(ctx, table.CreateInput("in-process")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil || len(out.TableNames) != 1 || out.TableNames[0] != "in-process" {
+		t.Fatalf("ListTables: %v %v", out, err)
+	}
+}

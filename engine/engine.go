@@ -1,0 +1,169 @@
+// Package engine wires the Lastro engine: given a DynamoDB client (built
+// by collections/kit), a clock, a logger and its secrets, it builds every
+// service and the HTTP API. It owns nothing that needs closing: the store
+// behind the client belongs to the caller (cmd/lastro, or enginetest in
+// tests), so the same wiring runs against DynamoDB and the embedded store.
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"lastro/charges"
+	"lastro/collections/clock"
+	"lastro/collections/idem"
+	"lastro/collections/kit"
+	"lastro/collections/pii"
+	"lastro/collections/secret"
+	"lastro/collections/table"
+	"lastro/collections/web"
+	"lastro/contactlimit"
+	"lastro/contract"
+	"lastro/debtor"
+	"lastro/policy"
+	"lastro/settlement"
+	"lastro/tenant"
+)
+
+// DB is the part of the SDK client the engine uses: the kit's item
+// operations and table management. *dynamodb.Client satisfies it.
+type DB interface {
+	kit.API
+	table.API
+}
+
+// Deps is what the engine is built from.
+type Deps struct {
+	DB         DB           // from kit.NewEmbeddedClient, or an SDK client for DynamoDB
+	Table      string       // table name; created when missing
+	Clock      clock.Clock  // nil means the system clock
+	Logger     *slog.Logger // nil discards
+	DataKey    []byte       // 32 bytes sealing tenant secrets
+	Sealer     pii.Sealer   // personal data encryption; nil derives a local keyring from DataKey
+	AdminToken string       // bearer token of POST /v1/tenants; required
+	Shards     int          // agenda shards of new tenants; 0 means 16
+	// Sender delivers contact messages (a JSON-lines outbox locally, the
+	// tenant's messaging webhook in production); nil: contacts are
+	// claimed and recorded but not delivered.
+	Sender contactlimit.Sender
+}
+
+// Engine is the wired engine. Its services are exported so tools (demo
+// seed) and tests call them directly, through the same code as the API.
+type Engine struct {
+	Kit        *kit.Kit
+	Web        *web.Server
+	Clock      clock.Clock
+	Log        *slog.Logger
+	Tenants    *tenant.Service
+	Idem       *idem.Store
+	Policies   *policy.Service
+	Debtors    *debtor.Service
+	Contracts  *contract.Service
+	Contacts   *contactlimit.Gateway
+	Charges    *charges.Service
+	Settlement *settlement.Service
+	Sealer     pii.Sealer
+
+	db    DB
+	table string
+}
+
+// New wires the engine on d.DB: it creates the table when missing, then
+// builds the services and registers every route.
+func New(ctx context.Context, d Deps) (*Engine, error) {
+	if d.DB == nil {
+		return nil, errors.New("engine: no DynamoDB client")
+	}
+	if d.Table == "" {
+		return nil, errors.New("engine: no table name")
+	}
+	if d.AdminToken == "" {
+		return nil, errors.New("engine: no admin token")
+	}
+	if d.Clock == nil {
+		d.Clock = clock.System{}
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Shards == 0 {
+		d.Shards = 16
+	}
+	box, err := secret.New(d.DataKey)
+	if err != nil {
+		return nil, err
+	}
+	if d.Sealer == nil {
+		if d.Sealer, err = pii.NewLocal(ctx, d.DataKey); err != nil {
+			return nil, err
+		}
+	}
+	created, err := table.Ensure(ctx, d.DB, d.Table)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		d.Logger.Info("table created", "table", d.Table)
+	}
+	e := &Engine{Kit: kit.New(d.DB, d.Table), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table}
+	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards)
+	e.Idem = idem.New(e.Kit, e.Clock)
+	e.Policies = policy.NewService(e.Kit, e.Tenants, e.Clock)
+	e.Debtors = debtor.NewService(debtor.Deps{Kit: e.Kit, Tenants: e.Tenants, Sealer: e.Sealer, Clock: e.Clock})
+	e.Contracts = contract.NewService(contract.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
+	e.Contacts = contactlimit.New(contactlimit.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Logger: e.Log,
+		Sender: d.Sender, Addresses: addressBook{e.Debtors}})
+	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
+	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
+	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
+	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
+	e.routes()
+	return e, nil
+}
+
+func (e *Engine) routes() {
+	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/healthz", Summary: "Liveness", Public: true}, func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
+	e.Tenants.Routes(e.Web)
+	e.Tenants.HolidayRoutes(e.Web)
+	e.Policies.Routes(e.Web)
+	e.Debtors.Routes(e.Web)
+	e.Contracts.Routes(e.Web)
+	e.Contacts.Routes(e.Web)
+	e.Charges.Routes(e.Web)
+	e.Settlement.Routes(e.Web)
+}
+
+// Ready reports whether the store answers for the table.
+func (e *Engine) Ready(ctx context.Context) error {
+	return table.Ready(ctx, e.db, e.table)
+}
+
+func (e *Engine) ready(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := e.Ready(ctx); err != nil {
+		e.Log.Warn("not ready", "error", err.Error())
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Handler is the engine's HTTP API.
+func (e *Engine) Handler() http.Handler { return e.Web.Echo }
+
+// addressBook resolves a contact's recipient from the debtor's encrypted
+// profile, for the contact gateway's sender.
+type addressBook struct{ debtors *debtor.Service }
+
+func (a addressBook) Address(ctx context.Context, t *tenant.Tenant, dk string, ch contactlimit.Channel) (string, error) {
+	return a.debtors.ContactAddress(ctx, t, dk, string(ch))
+}

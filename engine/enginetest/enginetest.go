@@ -1,0 +1,307 @@
+// Package enginetest is the one test fixture of the whole engine: an
+// in-memory embedded store reached in process through the real SDK client,
+// the engine wired on it by engine.New with a manual clock, its API behind
+// a loopback test server, and helpers for tenants, requests, signed
+// webhooks and synthetic documents. Tests of any package (external test
+// packages included) use it instead of wiring the engine themselves.
+package enginetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lastro/collections/clock"
+	"lastro/collections/kit"
+	"lastro/collections/secret"
+	"lastro/ddblocal"
+	"lastro/debtor"
+	"lastro/engine"
+	"lastro/settlement"
+	"lastro/tenant"
+)
+
+// DefaultNow is the fixture's instant unless At says otherwise: Thursday
+// 2026-09-24, 09:00 in São Paulo, a business day.
+var DefaultNow = time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
+
+// AdminToken is the fixture engine's admin token.
+const AdminToken = "admin-secret-token"
+
+// Table is the fixture's table name.
+const Table = "lastro"
+
+type options struct {
+	now     time.Time
+	dataDir string
+	shards  int
+}
+
+// Option changes the fixture.
+type Option func(*options)
+
+// At starts the manual clock at now.
+func At(now time.Time) Option { return func(o *options) { o.now = now } }
+
+// DataDir keeps the store on disk in dir (Pebble with synced commits, as
+// lastro serve runs) instead of in memory.
+func DataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
+
+// Shards sets the agenda shards of new tenants (default 16).
+func Shards(n int) Option { return func(o *options) { o.shards = n } }
+
+// Env is a running engine for a test.
+type Env struct {
+	*engine.Engine
+	Store       *ddblocal.Store // the embedded store (faults, sweeps)
+	StoreClient *http.Client    // reaches the store in process (for other SDK clients, e.g. DynamoDB Streams)
+	Clock       *clock.Manual
+	URL         string       // the API's base URL
+	HTTP        *http.Client // client for URL
+	Logs        *Logs        // every log line of the engine
+
+	srv  *httptest.Server
+	mu   sync.Mutex
+	rng  *rand.Rand
+	used map[string]bool
+}
+
+// New starts an engine for t; it stops when the test ends.
+func New(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	env, err := Open(opts...)
+	if err != nil {
+		t.Fatalf("enginetest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(); err != nil {
+			t.Errorf("enginetest: close: %v", err)
+		}
+	})
+	return env
+}
+
+// Open starts an engine outside a test's lifetime (a benchmark's fixture
+// built once per process); Close stops it.
+func Open(opts ...Option) (*Env, error) {
+	o := options{now: DefaultNow, shards: 16}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	st, err := ddblocal.Open(ddblocal.Options{Dir: o.dataDir})
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Store: st, StoreClient: kit.InProcess(st.Handler()), Clock: clock.NewManual(o.now), Logs: &Logs{},
+		rng: rand.New(rand.NewPCG(uint64(o.now.UnixNano()), 0x1a57)), used: map[string]bool{}}
+	key := secret.Random(32)
+	env.Engine, err = engine.New(context.Background(), engine.Deps{
+		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
+		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	env.srv = httptest.NewServer(env.Handler())
+	env.URL, env.HTTP = env.srv.URL, env.srv.Client()
+	return env, nil
+}
+
+// Close stops the API server and the store.
+func (e *Env) Close() error {
+	e.srv.Close()
+	return e.Store.Close()
+}
+
+// Logs collects log output from concurrent requests.
+type Logs struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is everything logged so far.
+func (l *Logs) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// Raw sends a request with a bearer token (when not empty), a JSON content
+// type and extra header name/value pairs; it returns the status and the
+// body as received.
+func (e *Env) Raw(t testing.TB, method, path, token, body string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// Do is Raw with the body decoded as a JSON object (nil when empty); a
+// body that is not JSON fails the test.
+func (e *Env) Do(t testing.TB, method, path, token, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	status, raw := e.Raw(t, method, path, token, body, headers...)
+	if raw == "" {
+		return status, nil
+	}
+	return status, JSON(t, raw)
+}
+
+// JSON decodes a JSON object or fails the test.
+func JSON(t testing.TB, body string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("not a JSON object: %q", body)
+	}
+	return m
+}
+
+// ErrorCode is the code of an answer in the error shape, or "" when the
+// answer is not in it (no code or no message).
+func ErrorCode(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	msg, _ := e["message"].(string)
+	if code == "" || msg == "" {
+		return ""
+	}
+	return code
+}
+
+// Keys are a tenant's credentials as its creation answered them: the API
+// key of each role ("operator", "supervisor", "compliance") and the
+// webhook secret under "webhook".
+type Keys map[string]string
+
+// CreateTenant creates tenant id through the admin API and returns its keys.
+func (e *Env) CreateTenant(t testing.TB, id string) Keys {
+	t.Helper()
+	status, out := e.Do(t, http.MethodPost, "/v1/tenants", AdminToken, `{"tenantId":"`+id+`","name":"Crediário `+id+`"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create tenant %s: %d %v", id, status, out)
+	}
+	keys := Keys{}
+	for role, k := range out["apiKeys"].(map[string]any) {
+		keys[role] = k.(string)
+	}
+	keys["webhook"] = out["webhookSecret"].(string)
+	return keys
+}
+
+// Tenant creates tenant id through the service (no HTTP) and returns it
+// loaded, as services take it, with its keys.
+func (e *Env) Tenant(t testing.TB, id string) (*tenant.Tenant, Keys) {
+	t.Helper()
+	ctx := context.Background()
+	created, err := e.Tenants.Create(ctx, tenant.CreateInput{TenantID: id, Name: "Crediário " + id})
+	if err != nil {
+		t.Fatalf("create tenant %s: %v", id, err)
+	}
+	tn, err := e.Tenants.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("load tenant %s: %v", id, err)
+	}
+	keys := Keys{"webhook": created.WebhookSecret}
+	for role, k := range created.APIKeys {
+		keys[role] = k
+	}
+	return tn, keys
+}
+
+// WebhookHeaders are the signature headers of body signed with secret at
+// signedAt (name/value pairs, as Raw takes them).
+func WebhookHeaders(secret, body string, signedAt time.Time) []string {
+	ts := signedAt.Unix()
+	return []string{settlement.TimestampHeader, strconv.FormatInt(ts, 10),
+		settlement.SignatureHeader, settlement.Sign(secret, ts, []byte(body))}
+}
+
+// Deliver posts a settlement webhook for tenantID signed with secret at
+// signedAt, as a payment provider does, with client (nil: the env's). It
+// returns an error instead of failing the test, so goroutines can use it.
+func (e *Env) Deliver(tenantID, secret, body string, signedAt time.Time, client *http.Client) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/webhooks/"+tenantID+"/settlements", strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	h := WebhookHeaders(secret, body, signedAt)
+	req.Header.Set(h[0], h[1])
+	req.Header.Set(h[2], h[3])
+	if client == nil {
+		client = e.HTTP
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// WebhookBody is a settlement notification's body.
+func WebhookBody(settlementID, chargeID string, amountCents int64, paidAt string) string {
+	return fmt.Sprintf(`{"settlementId":%q,"chargeId":%q,"amountCents":%d,"paidAt":%q}`, settlementID, chargeID, amountCents, paidAt)
+}
+
+// CPF returns a valid synthetic CPF (digits only) from debtor.GenerateCPF,
+// a different one on every call of this env.
+func (e *Env) CPF() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		d := debtor.GenerateCPF(e.rng).Digits()
+		if !e.used[d] {
+			e.used[d] = true
+			return d
+		}
+	}
+}
+
+// ScanAll reads every item of the table (a maintenance scan, as an export
+// would).
+func (e *Env) ScanAll(t testing.TB) []kit.Item {
+	t.Helper()
+	var items []kit.Item
+	if err := e.Kit.MaintenanceScan(context.Background(), "test-audit", 0, 1, func(it kit.Item) error {
+		items = append(items, it)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
