@@ -260,6 +260,23 @@ func (g *Gateway) Send(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt,
 	if err != nil || !a.Allowed {
 		return a, err
 	}
+	return g.Deliver(ctx, t, c, a)
+}
+
+// CanDeliver reports whether the gateway has a sender and an address book.
+func (g *Gateway) CanDeliver() bool { return g.sender != nil && g.addresses != nil }
+
+// Deliver sends the message of an allowed attempt and records its outcome:
+// the second half of Send, for callers that must write something between
+// the claim and the send (the agenda records the step it executes, so a
+// payment that lands in between cancels the contact instead of racing it).
+func (g *Gateway) Deliver(ctx context.Context, t *tenant.Tenant, c Claim, a Attempt) (Attempt, error) {
+	if !a.Allowed {
+		return a, errs.E(errs.Rule, "contact_blocked", "a blocked attempt is not delivered")
+	}
+	if !g.CanDeliver() {
+		return a, errs.E(errs.Other, "no_sender", "the contact gateway has no sender or address book")
+	}
 	c.Action = a.Action
 	pol, err := g.policies.Dunning(ctx, t, t.DunningPolicy)
 	if err != nil {

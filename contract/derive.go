@@ -43,7 +43,10 @@ func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *p
 // agreement and the write-off and are never overwritten here (a payment
 // on them changes balances only). A cured contract forgets the régua
 // steps of its delinquency, so a new one starts from the first step.
-func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Plan {
+//
+// contactDay, when given, further restricts the days a step may run (the
+// agenda passes one that excludes a day whose contact was blocked).
+func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning, contactDay ...func(calendar.Date) bool) regua.Plan {
 	h := &c.Header
 	var outstanding int64
 	open := 0
@@ -70,9 +73,14 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
 		h.LastStep, h.LastStepAt, h.NoticeAt, h.Hold, h.PromiseDate = 0, "", "", "", ""
+		h.owedRemoval(today)
 		return regua.Plan{}
 	}
-	p := regua.Next(c.Facts(today, cal, dunning))
+	f := c.Facts(today, cal, dunning)
+	if len(contactDay) > 0 {
+		f.ContactDay = contactDay[0]
+	}
+	p := regua.Next(f)
 	if p.Delinquent {
 		h.OldestOverdueDueDate, h.Bucket = p.OldestOverdue.String(), p.Bucket
 	} else {
@@ -96,7 +104,20 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	if p.Action != "" {
 		h.NextActionDate = p.Date.String()
 	}
+	if !p.Delinquent {
+		h.owedRemoval(today)
+	}
 	return p
+}
+
+// owedRemoval schedules the removal of the contract's credit-bureau record
+// for today when it is reported and no longer delinquent: the creditor
+// must remove the record once the debt is paid, so it comes before any
+// other action.
+func (h *Header) owedRemoval(today calendar.Date) {
+	if h.ReportedAt != "" {
+		h.NextAction, h.NextActionDate = policy.BureauRemoval, today.String()
+	}
 }
 
 // index derives the index attributes from the header's facts: a contract
@@ -149,3 +170,6 @@ func (c *Contract) RefreshAfterPayment(today calendar.Date, cal *calendar.Calend
 	}
 	return p
 }
+
+// IsDelinquent reports whether the header says an instalment is overdue.
+func (h *Header) IsDelinquent() bool { return h.OldestOverdueDueDate != "" }

@@ -37,7 +37,7 @@ func (s *Service) Reschedule(ctx context.Context, t *tenant.Tenant, dk, contract
 	if err != nil {
 		return err
 	}
-	if err := db.Transact(ctx, actions...); err != nil {
+	if err := db.Write(ctx, actions...); err != nil {
 		if errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict) {
 			return ErrStale
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"lastro/agenda"
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/idem"
@@ -51,6 +52,11 @@ type Deps struct {
 	// tenant's messaging webhook in production); nil: contacts are
 	// claimed and recorded but not delivered.
 	Sender contactlimit.Sender
+	// Bureau takes credit-bureau inclusions and removals (a JSON-lines
+	// file locally); nil: BUREAU_REPORT and BUREAU_REMOVAL wait.
+	Bureau agenda.Bureau
+	// Owner names this instance on agenda leases; "" generates one.
+	Owner string
 }
 
 // Engine is the wired engine. Its services are exported so tools (demo
@@ -66,6 +72,7 @@ type Engine struct {
 	Debtors    *debtor.Service
 	Contracts  *contract.Service
 	Contacts   *contactlimit.Gateway
+	Agenda     *agenda.Runner
 	Charges    *charges.Service
 	Settlement *settlement.Service
 	Sealer     pii.Sealer
@@ -119,6 +126,8 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Contracts = contract.NewService(contract.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Contacts = contactlimit.New(contactlimit.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Logger: e.Log,
 		Sender: d.Sender, Addresses: addressBook{e.Debtors}})
+	e.Agenda = agenda.New(agenda.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Contacts: e.Contacts, Bureau: d.Bureau,
+		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})

@@ -14,8 +14,11 @@ const (
 	DueCheck     = "DUE_CHECK"
 	PromiseCheck = "PROMISE_CHECK"
 	BucketMove   = "BUCKET_MOVE"
-	BureauNotice = "BUREAU_NOTICE"
-	BureauReport = "BUREAU_REPORT"
+	// BureauRemoval removes a cured or settled contract's credit-bureau
+	// record: the creditor must remove it once the debt is paid.
+	BureauRemoval = "BUREAU_REMOVAL"
+	BureauNotice  = "BUREAU_NOTICE"
+	BureauReport  = "BUREAU_REPORT"
 )
 
 // Step is one step of the régua: an action on a day past due.
@@ -98,7 +101,7 @@ func (in DunningInput) validate() (*Dunning, error) {
 		if i > 0 && s.DaysPastDue <= in.Steps[i-1].DaysPastDue {
 			return nil, errs.E(errs.Invalid, "invalid_steps", "steps must be in strictly increasing daysPastDue")
 		}
-		if !actionPattern.MatchString(s.Action) || slices.Contains([]string{DueCheck, PromiseCheck, BucketMove}, s.Action) {
+		if !actionPattern.MatchString(s.Action) || slices.Contains([]string{DueCheck, PromiseCheck, BucketMove, BureauRemoval}, s.Action) {
 			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].action must be 1-32 of A-Z 0-9 _ and not an engine action", i)
 		}
 		switch s.Action {

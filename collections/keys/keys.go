@@ -61,6 +61,7 @@ var Registry = []Prefix{
 	{"IDEM", SK, 0, "idempotency record", nil},
 	{"EV", SK, 0, "debtor-level audit event", []string{"ts", "eventId"}},
 	{"UNM", SK, 0, "unmatched settlement (suspense entry)", []string{"ts", "settlementId"}},
+	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
@@ -297,6 +298,10 @@ func Agenda(t, date string, shard int) string {
 
 // AgendaEntry is the GSI1 sort key.
 func AgendaEntry(action, contractID string) string { return join(action, contractID) }
+
+// Run is the sort key of the agenda run of a date and shard, in the
+// tenant partition: the shard's lease and checkpoint.
+func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("%02d", shard)) }
 
 // Bucket is the GSI2 partition of a delinquency bucket.
 func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }

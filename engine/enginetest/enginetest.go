@@ -10,21 +10,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"lastro/agenda"
 	"lastro/collections/clock"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
+	"lastro/contactlimit"
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/engine"
@@ -46,6 +51,7 @@ type options struct {
 	now     time.Time
 	dataDir string
 	shards  int
+	owner   string
 }
 
 // Option changes the fixture.
@@ -61,6 +67,10 @@ func DataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
 // Shards sets the agenda shards of new tenants (default 16).
 func Shards(n int) Option { return func(o *options) { o.shards = n } }
 
+// Owner names the engine instance on agenda leases (two engines on one
+// store run the scheduler side by side).
+func Owner(name string) Option { return func(o *options) { o.owner = name } }
+
 // Env is a running engine for a test.
 type Env struct {
 	*engine.Engine
@@ -70,6 +80,9 @@ type Env struct {
 	URL         string       // the API's base URL
 	HTTP        *http.Client // client for URL
 	Logs        *Logs        // every log line of the engine
+	Dir         string       // a temporary folder for the files below
+	OutboxPath  string       // contact messages sent (JSON lines)
+	BureauPath  string       // credit-bureau records (JSON lines)
 
 	srv  *httptest.Server
 	mu   sync.Mutex
@@ -105,13 +118,20 @@ func Open(opts ...Option) (*Env, error) {
 	}
 	env := &Env{Store: st, StoreClient: kit.InProcess(st.Handler()), Clock: clock.NewManual(o.now), Logs: &Logs{},
 		rng: rand.New(rand.NewPCG(uint64(o.now.UnixNano()), 0x1a57)), used: map[string]bool{}}
+	if env.Dir, err = os.MkdirTemp("", "lastro-enginetest-"); err != nil {
+		st.Close()
+		return nil, err
+	}
+	env.OutboxPath, env.BureauPath = filepath.Join(env.Dir, "outbox.jsonl"), filepath.Join(env.Dir, "bureau.jsonl")
 	key := secret.Random(32)
 	env.Engine, err = engine.New(context.Background(), engine.Deps{
 		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
 		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
+		Sender: contactlimit.NewOutbox(env.OutboxPath), Bureau: agenda.NewFileBureau(env.BureauPath), Owner: o.owner,
 	})
 	if err != nil {
 		st.Close()
+		os.RemoveAll(env.Dir)
 		return nil, err
 	}
 	env.srv = httptest.NewServer(env.Handler())
@@ -122,7 +142,7 @@ func Open(opts ...Option) (*Env, error) {
 // Close stops the API server and the store.
 func (e *Env) Close() error {
 	e.srv.Close()
-	return e.Store.Close()
+	return errors.Join(e.Store.Close(), os.RemoveAll(e.Dir))
 }
 
 // Logs collects log output from concurrent requests.

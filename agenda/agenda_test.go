@@ -1,0 +1,146 @@
+package agenda_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"lastro/agenda"
+	"lastro/collections/calendar"
+	"lastro/contract"
+	"lastro/debtor"
+	"lastro/engine/enginetest"
+	"lastro/tenant"
+)
+
+var bg = context.Background()
+
+// sp is São Paulo's offset on every date of these tests (no DST since 2019).
+var sp = time.FixedZone("BRT", -3*3600)
+
+// at is a São Paulo wall-clock instant.
+func at(date string, hour, minute int) time.Time {
+	d := calendar.MustParse(date)
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, minute, 0, 0, sp)
+}
+
+type fixture struct {
+	*enginetest.Env
+	t *tenant.Tenant
+}
+
+func newFixture(t *testing.T, now time.Time, opts ...enginetest.Option) *fixture {
+	t.Helper()
+	env := enginetest.New(t, append([]enginetest.Option{enginetest.At(now)}, opts...)...)
+	tn, _ := env.Tenant(t, "t-ag")
+	return &fixture{Env: env, t: tn}
+}
+
+// sign registers a debtor (with a phone and an e-mail, so contacts can be
+// delivered) and signs a contract of n monthly instalments of R$ 1,000.00.
+func (f *fixture) sign(t *testing.T, id, first string, n int) string {
+	t.Helper()
+	r, err := f.Debtors.Register(bg, f.t, debtor.RegisterInput{Document: f.CPF(), Name: "Pessoa Sintética", Phone: "+55 11 90000-0001",
+		Email: "p@example.invalid"}, debtor.Actor{Role: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := calendar.MustParse(first)
+	insts := make([]contract.InstallmentInput, n)
+	for i := range insts {
+		insts[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: contract.Cents(90000), InterestCents: contract.Cents(10000)}
+	}
+	if _, err := f.Contracts.Create(bg, f.t, r.DebtorKey, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, contract.Actor{Role: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	return r.DebtorKey
+}
+
+func (f *fixture) header(t *testing.T, dk, id string) contract.Header {
+	t.Helper()
+	c, err := contract.Load(bg, f.Kit.Tenant(f.t.ID, f.t.CursorKey()), f.t.ID, dk, id)
+	if err != nil || c == nil {
+		t.Fatalf("load %s: %v", id, err)
+	}
+	return c.Header
+}
+
+// runAt moves the clock to the instant and runs the whole agenda of its date.
+func (f *fixture) runAt(t *testing.T, now time.Time) map[string]int {
+	t.Helper()
+	f.Clock.Set(now)
+	rep, err := f.Agenda.Run(bg, f.t, calendar.Of(now, f.t.Location), agenda.Options{})
+	if err != nil {
+		t.Fatalf("run %s: %v", now, err)
+	}
+	return rep.Executed
+}
+
+// outbox returns the messages sent, in order.
+func (f *fixture) outbox(t *testing.T) []map[string]any {
+	t.Helper()
+	return jsonLines(t, f.OutboxPath)
+}
+
+func jsonLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	fh, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestDueCheckMakesTheContractDelinquentAndRunsTheFirstStep(t *testing.T) {
+	t.Parallel()
+	// Signed on Saturday 08-01, due Friday 08-07: DUE_CHECK on Monday 08-10.
+	f := newFixture(t, at("2026-08-01", 10, 0))
+	dk := f.sign(t, "C-1", "2026-08-07", 3)
+	if h := f.header(t, dk, "C-1"); h.NextAction != "DUE_CHECK" || h.NextActionDate != "2026-08-10" {
+		t.Fatalf("signed: %+v", h)
+	}
+	// Nothing is due before the 10th.
+	if got := f.runAt(t, at("2026-08-08", 8, 0)); len(got) != 0 {
+		t.Fatalf("08-08: %v", got)
+	}
+	got := f.runAt(t, at("2026-08-10", 8, 0))
+	if got["DUE_CHECK"] != 1 || got["SMS_D1"] != 1 {
+		t.Fatalf("08-10: %v", got)
+	}
+	h := f.header(t, dk, "C-1")
+	if h.Status != contract.StatusInCollection || h.OldestOverdueDueDate != "2026-08-07" || h.Bucket != "D001_030" || h.GSI2PK == "" ||
+		h.LastStep != 1 || h.LastStepAt != "2026-08-10" || h.NextAction != "SMS_D5" || h.NextActionDate != "2026-08-12" {
+		t.Fatalf("after DUE_CHECK: %+v", h)
+	}
+	if msgs := f.outbox(t); len(msgs) != 1 || msgs[0]["action"] != "SMS_D1" || msgs[0]["channel"] != "SMS" {
+		t.Fatalf("outbox: %v", msgs)
+	}
+	// A second run of the same day repeats nothing.
+	if got := f.runAt(t, at("2026-08-10", 9, 0)); len(got) != 0 {
+		t.Fatalf("re-run: %v", got)
+	}
+	if msgs := f.outbox(t); len(msgs) != 1 {
+		t.Fatalf("re-run sent again: %v", msgs)
+	}
+	// SMS_D5 on Wednesday.
+	if got := f.runAt(t, at("2026-08-12", 8, 0)); got["SMS_D5"] != 1 {
+		t.Fatalf("08-12: %v", got)
+	}
+}
+

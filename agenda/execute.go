@@ -1,0 +1,349 @@
+package agenda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"lastro/agenda/regua"
+	"lastro/collections/calendar"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/contactlimit"
+	"lastro/contract"
+	"lastro/policy"
+	"lastro/tenant"
+)
+
+// Event types the agenda writes on a contract's audit trail (AP09).
+const (
+	EvStepExecuted  = "StepExecuted"  // a régua step ran: its contact attempt, the steps it superseded
+	EvStepBlocked   = "StepBlocked"   // the gateway refused the step's contact: rescheduled, or passed over (opt-out)
+	EvCreditApplied = "CreditApplied" // contract credit paid an instalment that fell due
+	EvBureauReport  = "BureauReported"
+	EvBureauRemoved = "BureauRemoved"
+	EvNoticeProof   = "NoticeDelivered" // delivery evidence of the bureau notice
+	EvPromiseKept   = "PromiseKept"
+	EvPromiseBroken = "PromiseBroken"
+)
+
+// actor is how the agenda signs the events it writes.
+var actor = contract.Actor{Role: "system:agenda"}
+
+// maxAttempts bounds the re-reads when a contract changes under an action
+// (a payment landing between the read and the write).
+const maxAttempts = 3
+
+// entry is one agenda index entry (GSI1's projection).
+type entry struct {
+	SK         string `dynamodbav:"GSI1SK"`
+	DebtorKey  string `dynamodbav:"debtorKey"`
+	ContractID string `dynamodbav:"contractId"`
+	Action     string `dynamodbav:"nextAction"`
+	Date       string `dynamodbav:"nextActionDate"`
+}
+
+func decodeEntry(it kit.Item) (entry, error) {
+	var e entry
+	if err := attributevalue.UnmarshalMap(it, &e); err != nil {
+		return e, fmt.Errorf("agenda: decode entry: %w", err)
+	}
+	return e, nil
+}
+
+// outcome is what handling one entry did.
+type outcome struct {
+	executed []string
+	blocked  contactlimit.Reason
+	skipped  bool
+}
+
+func (o outcome) count(rep *ShardReport) {
+	for _, a := range o.executed {
+		rep.Executed[a]++
+	}
+	if o.blocked != "" {
+		rep.Blocked[string(o.blocked)]++
+	}
+	if o.skipped {
+		rep.Skipped++
+	}
+}
+
+// delivery is a contact the agenda claimed and recorded; it is sent only
+// after the record committed.
+type delivery struct {
+	claim   contactlimit.Claim
+	attempt contactlimit.Attempt
+	notice  bool // a BUREAU_NOTICE: its delivery is the evidence the report waits for
+}
+
+// execute handles one entry: it reads the contract (strongly consistent),
+// skips it when its next action is no longer due by the run date (paid or
+// changed meanwhile), otherwise runs what is due — the bureau removal it
+// owes, credit on instalments that fell due, the derivation a DUE_CHECK or
+// BUCKET_MOVE stands for, and the régua step the régua says runs today —
+// and writes the result with the next action, conditioned on the version
+// read. A contact is claimed before that write and sent only after it: a
+// payment that commits in between fails the write, so the contact is
+// cancelled (its evidence says why) and the contract re-read.
+func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, _ *policy.Dunning, date calendar.Date, e entry) (outcome, error) {
+	db := r.db(t)
+	for attempt := 1; ; attempt++ {
+		c, err := contract.Load(ctx, db, t.ID, e.DebtorKey, e.ContractID)
+		if err != nil {
+			return outcome{}, err
+		}
+		if c == nil || c.Header.NextAction == "" || c.Header.NextActionDate > date.String() {
+			return outcome{skipped: true}, nil
+		}
+		v, err := contract.PolicyVersion(c.Header.DunningPolicy)
+		if err != nil {
+			return outcome{}, err
+		}
+		dunning, err := r.d.Policies.Dunning(ctx, t, v)
+		if err != nil {
+			return outcome{}, err
+		}
+		now := r.d.Clock.Now()
+		w, err := r.work(ctx, t, c, dunning, date, now)
+		if err != nil {
+			return outcome{}, err
+		}
+		if r.beforeSave != nil {
+			r.beforeSave(e.ContractID)
+		}
+		writes, err := c.Save(now)
+		if err != nil {
+			return outcome{}, err
+		}
+		for _, ev := range w.events {
+			a, err := contract.PutEvent(ev)
+			if err != nil {
+				return outcome{}, err
+			}
+			writes = append(writes, a)
+		}
+		err = db.Write(ctx, writes...)
+		if err == nil {
+			if w.send != nil {
+				if err := r.deliver(ctx, t, date, c, *w.send); err != nil {
+					return w.out, err
+				}
+			}
+			return w.out, nil
+		}
+		if w.send != nil {
+			// Claimed but not recorded: cancel the contact, with the reason
+			// on its evidence.
+			if _, rerr := r.d.Contacts.Record(ctx, t, w.send.attempt, contactlimit.OutcomeFailed, "contract_changed"); rerr != nil {
+				return outcome{}, errors.Join(err, rerr)
+			}
+		}
+		if !(errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict)) || attempt == maxAttempts {
+			return outcome{}, err
+		}
+	}
+}
+
+// work is one attempt's changes to a contract.
+type work struct {
+	out    outcome
+	events []contract.Event
+	send   *delivery
+}
+
+func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
+	w := &work{}
+	h := &c.Header
+	cal := t.Calendar()
+	due := h.NextAction
+	if due == policy.BureauRemoval {
+		if err := r.removal(ctx, t, c, w, date, now); err != nil {
+			return nil, err
+		}
+	}
+	if due == policy.PromiseCheck && h.Hold == regua.HoldPromise && h.PromiseDate <= date.String() {
+		// The promised date came: kept when nothing is overdue any more,
+		// else broken — either way the régua resumes.
+		kind := EvPromiseBroken
+		if c.Refresh(date, cal, dunning); !c.Header.IsDelinquent() {
+			kind = EvPromiseKept
+		}
+		w.events = append(w.events, c.NewEvent(0, kind, now, actor, map[string]any{"promiseDate": h.PromiseDate, "on": date.String()}))
+		h.Hold, h.PromiseDate = "", ""
+	}
+	if h.CreditCents > 0 {
+		for _, l := range c.ApplyCredit(date, cal) {
+			w.events = append(w.events, c.NewEvent(l.Seq, EvCreditApplied, now, actor, map[string]any{
+				"seq": l.Seq, "interestCents": l.Interest, "principalCents": l.Principal, "settled": l.Settled,
+				"creditLeft": h.CreditCents, "on": date.String()}))
+		}
+	}
+	plan := c.Refresh(date, cal, dunning)
+	if due == policy.DueCheck || due == policy.BucketMove || due == policy.PromiseCheck {
+		w.out.executed = append(w.out.executed, due)
+	}
+	if plan.Step == nil || plan.Date != date {
+		return w, nil
+	}
+	if plan.Action == policy.BureauReport {
+		return w, r.report(ctx, t, c, w, plan, date, now, dunning)
+	}
+	claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: channelOf(plan.Action), Template: plan.Action,
+		Action: plan.Action, At: now, Disputed: h.Hold == regua.HoldDispute, Actor: actor,
+		AmountCents: h.OutstandingCents, DueDate: h.OldestOverdueDueDate, DaysPastDue: plan.DaysPastDue}
+	a, err := r.d.Contacts.Claim(ctx, t, claim)
+	if err != nil {
+		return nil, fmt.Errorf("claim contact: %w", err)
+	}
+	details := map[string]any{"action": plan.Action, "daysPastDue": plan.DaysPastDue, "channel": string(claim.Channel),
+		"attemptId": a.AttemptID, "why": plan.Why, "skipped": skipped(plan)}
+	if !a.Allowed {
+		w.out.blocked = a.Reason
+		details["reason"] = string(a.Reason)
+		if a.Reason == contactlimit.ReasonOptOut {
+			// The debtor refused this channel: the step is passed over, on
+			// the record, and the régua moves on.
+			record(c, plan, date)
+			details["outcome"] = "PASSED_OVER"
+		} else {
+			// Not today (window closed, holiday, limit reached): the next
+			// contact day.
+			details["outcome"] = "RESCHEDULED"
+		}
+		c.Refresh(date, cal, dunning, func(d calendar.Date) bool { return d != date })
+		w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
+		return w, nil
+	}
+	record(c, plan, date)
+	h.LastContactAt = keys.Timestamp(now)
+	c.Refresh(date, cal, dunning)
+	w.events = append(w.events, c.NewEvent(0, EvStepExecuted, now, actor, details))
+	w.out.executed = append(w.out.executed, plan.Action)
+	w.send = &delivery{claim: claim, attempt: a, notice: plan.Action == policy.BureauNotice}
+	return w, nil
+}
+
+// record notes on the header that plan's step ran on date.
+func record(c *contract.Contract, plan regua.Plan, date calendar.Date) {
+	f := c.Facts(date, nil, nil)
+	ex := f.Executed.Record(plan, date)
+	c.Header.LastStep, c.Header.LastStepAt = ex.LastStep, ex.LastAt.String()
+}
+
+func skipped(p regua.Plan) []string {
+	out := []string{}
+	for _, s := range p.Skipped {
+		out = append(out, s.Action)
+	}
+	return out
+}
+
+// channelOf is the channel a régua step contacts through, by its name's
+// first word (SMS_D5, CALL_D15, WHATSAPP_D3, EMAIL_D10, LETTER_D30); the
+// bureau notice is a written notice, by e-mail.
+func channelOf(action string) contactlimit.Channel {
+	if action == policy.BureauNotice {
+		return contactlimit.Email
+	}
+	head, _, _ := strings.Cut(action, "_")
+	for _, ch := range contactlimit.Channels {
+		if string(ch) == head {
+			return ch
+		}
+	}
+	return contactlimit.SMS
+}
+
+// report hands the contract to the bureau (AP10): the régua only plans
+// BUREAU_REPORT once a delivered notice is old enough (ADR 0014).
+func (r *Runner) report(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date, now time.Time, dunning *policy.Dunning) error {
+	if r.d.Bureau == nil {
+		return errors.New("agenda: no bureau configured for BUREAU_REPORT")
+	}
+	h := &c.Header
+	rec := Record{Kind: Inclusion, TenantID: t.ID, DebtorKey: h.DebtorKey, ContractID: h.ContractID, AmountCents: h.OutstandingCents,
+		OldestOverdue: h.OldestOverdueDueDate, NoticeAt: h.NoticeAt, At: now.UTC().Format(time.RFC3339)}
+	if err := r.d.Bureau.Submit(ctx, t, rec); err != nil {
+		return fmt.Errorf("bureau: %w", err)
+	}
+	record(c, plan, date)
+	h.ReportedAt = date.String()
+	c.Refresh(date, t.Calendar(), dunning)
+	w.events = append(w.events, c.NewEvent(0, EvBureauReport, now, actor, map[string]any{
+		"daysPastDue": plan.DaysPastDue, "amountCents": rec.AmountCents, "noticeAt": h.NoticeAt, "oldestOverdueDueDate": rec.OldestOverdue}))
+	w.out.executed = append(w.out.executed, policy.BureauReport)
+	return nil
+}
+
+// removal sends the bureau the removal a cured or settled contract is owed.
+func (r *Runner) removal(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, date calendar.Date, now time.Time) error {
+	if r.d.Bureau == nil {
+		return errors.New("agenda: no bureau configured for BUREAU_REMOVAL")
+	}
+	h := &c.Header
+	reason := "CURED"
+	if h.Status == contract.StatusSettled {
+		reason = "SETTLED"
+	}
+	rec := Record{Kind: Removal, TenantID: t.ID, DebtorKey: h.DebtorKey, ContractID: h.ContractID, ReportedAt: h.ReportedAt,
+		Reason: reason, At: now.UTC().Format(time.RFC3339)}
+	if err := r.d.Bureau.Submit(ctx, t, rec); err != nil {
+		return fmt.Errorf("bureau: %w", err)
+	}
+	w.events = append(w.events, c.NewEvent(0, EvBureauRemoved, now, actor, map[string]any{"reportedAt": h.ReportedAt, "reason": reason, "on": date.String()}))
+	h.ReportedAt = ""
+	w.out.executed = append(w.out.executed, policy.BureauRemoval)
+	return nil
+}
+
+// deliver sends a recorded contact. A delivered bureau notice is the
+// evidence its report waits for: noticeAt is written on the contract.
+func (r *Runner) deliver(ctx context.Context, t *tenant.Tenant, date calendar.Date, c *contract.Contract, d delivery) error {
+	if !r.d.Contacts.CanDeliver() {
+		return nil // claimed and recorded; nothing delivers here
+	}
+	a, err := r.d.Contacts.Deliver(ctx, t, d.claim, d.attempt)
+	if err != nil {
+		var se *contactlimit.SendError
+		if errors.As(err, &se) {
+			r.d.Logger.WarnContext(ctx, "agenda contact not delivered", "tenant", t.ID, "contract", c.Header.ContractID, "detail", se.Detail)
+			return nil // the failure is on the attempt's evidence
+		}
+		return err
+	}
+	if !d.notice || a.Outcome != contactlimit.OutcomeSent {
+		return nil
+	}
+	return r.noticeDelivered(ctx, t, c.Header.DebtorKey, c.Header.ContractID, date, a.AttemptID)
+}
+
+// noticeDelivered writes the notice's delivery evidence on the contract.
+func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, contractID string, date calendar.Date, attemptID string) error {
+	db := r.db(t)
+	for attempt := 1; ; attempt++ {
+		c, err := contract.Load(ctx, db, t.ID, dk, contractID)
+		if err != nil || c == nil {
+			return err
+		}
+		now := r.d.Clock.Now()
+		c.Header.NoticeAt = date.String()
+		writes, err := c.Save(now)
+		if err != nil {
+			return err
+		}
+		ev, err := contract.PutEvent(c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()}))
+		if err != nil {
+			return err
+		}
+		err = db.Write(ctx, append(writes, ev)...)
+		if err == nil || attempt == maxAttempts || !(errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict)) {
+			return err
+		}
+	}
+}

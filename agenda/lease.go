@@ -1,0 +1,111 @@
+package agenda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"lastro/collections/calendar"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/tenant"
+)
+
+// runItem is a shard's run of one date, PK T#<t>, SK RUN#<date>#<shard2>:
+// the lease (owner, until) that keeps a second worker off the shard, and
+// the checkpoint (the agenda partition being read and the last entry
+// handled in it) an interrupted run resumes from. expiresAt lets TTL clean
+// it up long after the date.
+type runItem struct {
+	Owner      string         `dynamodbav:"owner"`
+	LeaseUntil int64          `dynamodbav:"leaseUntil"` // unix milliseconds
+	Partition  string         `dynamodbav:"partition"`  // agenda date being read ("" before the first page)
+	After      string         `dynamodbav:"after"`      // last GSI1SK handled in it
+	Finished   bool           `dynamodbav:"finished"`
+	Executed   map[string]int `dynamodbav:"executed"`
+	Runs       int            `dynamodbav:"runs"`
+	StartedAt  string         `dynamodbav:"startedAt"`
+	FinishedAt string         `dynamodbav:"finishedAt,omitempty"`
+}
+
+// resumed reports whether the lease picked up an interrupted run.
+func (l *runItem) resumed() bool { return l.Partition != "" }
+
+func runKey(t *tenant.Tenant, date calendar.Date, shard int) kit.Key {
+	return kit.Key{PK: keys.Tenant(t.ID), SK: keys.Run(date.String(), shard)}
+}
+
+// acquire takes the shard's lease for date: granted when nobody holds it,
+// its holder let it expire, or this runner holds it already. A finished
+// run starts over from the first partition; an unfinished one keeps its
+// checkpoint.
+func (r *Runner) acquire(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int) (*runItem, error) {
+	now := r.d.LeaseClock.Now()
+	name := expression.Name
+	val := expression.Value
+	upd := expression.Set(name("owner"), val(r.d.Owner)).
+		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).
+		Set(name("startedAt"), val(keys.Timestamp(now))).
+		Set(name("type"), val("AGENDA_RUN")).
+		Set(name("expiresAt"), val(date.AddDays(40).Midnight(t.Location).Unix())).
+		Add(name("runs"), val(1))
+	cond := name("PK").AttributeNotExists().
+		Or(name("leaseUntil").LessThan(val(now.UnixMilli()))).
+		Or(name("owner").Equal(val(r.d.Owner)))
+	it, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &cond, types.ReturnValueAllNew)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agenda: lease: %w", err)
+	}
+	var l runItem
+	if err := attributevalue.UnmarshalMap(it, &l); err != nil {
+		return nil, fmt.Errorf("agenda: decode lease: %w", err)
+	}
+	if l.Finished {
+		// A new run of a finished date: from the start, with a clean slate.
+		reset := expression.Set(name("finished"), val(false)).Set(name("partition"), val("")).Set(name("after"), val(""))
+		owner := name("owner").Equal(val(r.d.Owner))
+		if _, err := r.db(t).Update(ctx, runKey(t, date, shard), reset, &owner, types.ReturnValueNone); err != nil {
+			return nil, fmt.Errorf("agenda: lease: %w", err)
+		}
+		l.Partition, l.After = "", ""
+	}
+	return &l, nil
+}
+
+// checkpoint records the position after a page and renews the lease; it
+// fails with ErrBusy when the lease was lost (expired and taken over), so
+// this runner stops instead of working beside the new holder.
+func (r *Runner) checkpoint(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, partition, after string, rep ShardReport) error {
+	now := r.d.LeaseClock.Now()
+	name := expression.Name
+	val := expression.Value
+	upd := expression.Set(name("partition"), val(partition)).Set(name("after"), val(after)).
+		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).Set(name("executed"), val(rep.Executed))
+	owner := name("owner").Equal(val(r.d.Owner))
+	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return ErrBusy
+	}
+	return err
+}
+
+// release marks the run finished and lets the lease go.
+func (r *Runner) release(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, rep ShardReport) error {
+	name := expression.Name
+	val := expression.Value
+	upd := expression.Set(name("finished"), val(true)).Set(name("leaseUntil"), val(0)).
+		Set(name("finishedAt"), val(keys.Timestamp(r.d.LeaseClock.Now()))).Set(name("executed"), val(rep.Executed))
+	owner := name("owner").Equal(val(r.d.Owner))
+	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return ErrBusy
+	}
+	return err
+}

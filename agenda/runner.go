@@ -1,0 +1,242 @@
+// Package agenda runs the dunning agenda (AP03, AP04, AP10): for a tenant
+// and a date, per shard, the contracts whose next action is due — read
+// from the sparse, sharded agenda index (GSI1) — each executed with a
+// version-conditioned write that records the step and schedules the next
+// one through the régua (agenda/regua). A shard is run by one worker at a
+// time under a lease, and a run resumes from its checkpoint (ADR 0018).
+package agenda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"lastro/collections/calendar"
+	"lastro/collections/clock"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/collections/table"
+	"lastro/contactlimit"
+	"lastro/policy"
+	"lastro/tenant"
+)
+
+// Defaults of a run.
+const (
+	DefaultCatchUp = 7                // days before the run date still processed (k)
+	DefaultLease   = 30 * time.Second // a shard's lease, renewed at every page
+	pageSize       = 100
+)
+
+// Deps are what the runner needs.
+type Deps struct {
+	Kit      *kit.Kit
+	Tenants  *tenant.Service
+	Policies *policy.Service
+	Contacts *contactlimit.Gateway
+	Bureau   Bureau      // nil: a BUREAU_REPORT is refused (the step waits)
+	Clock    clock.Clock // the business clock: dates, contact windows
+	// LeaseClock times leases; nil means the system clock. Leases must
+	// expire in real time even when the business clock is frozen
+	// (LASTRO_NOW), or a killed worker would hold its shard for good.
+	LeaseClock clock.Clock
+	Logger     *slog.Logger
+	Owner      string        // this instance's name on leases; "" generates one
+	CatchUp    int           // 0 means DefaultCatchUp
+	Lease      time.Duration // 0 means DefaultLease
+}
+
+// Runner executes agenda runs.
+type Runner struct {
+	d Deps
+	// beforeSave, when set, runs between an action's reads and its write:
+	// tests use it to force interleavings with payments.
+	beforeSave func(contractID string)
+}
+
+// New returns a runner.
+func New(d Deps) *Runner {
+	if d.Owner == "" {
+		d.Owner = "worker-" + uuid.NewString()[:8]
+	}
+	if d.CatchUp <= 0 {
+		d.CatchUp = DefaultCatchUp
+	}
+	if d.Lease <= 0 {
+		d.Lease = DefaultLease
+	}
+	if d.LeaseClock == nil {
+		d.LeaseClock = clock.System{}
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{d: d}
+}
+
+// Options narrow a run.
+type Options struct {
+	Shards   []int          // nil: every shard of the tenant
+	Progress func(Progress) // called after every page, from the shard's goroutine
+}
+
+// Progress is a shard's position in a run.
+type Progress struct {
+	Shard     int    `json:"shard"`
+	Partition string `json:"partition"` // the agenda date being read
+	Done      int    `json:"done"`      // entries handled so far
+	Executed  int    `json:"executed"`  // actions executed so far
+}
+
+// ShardReport is what a run did on one shard.
+type ShardReport struct {
+	Shard    int            `json:"shard"`
+	Executed map[string]int `json:"executed"` // actions executed, by action
+	Blocked  map[string]int `json:"blocked"`  // contact steps the gateway refused (rescheduled), by reason
+	Skipped  int            `json:"skipped"`  // entries no longer due: paid or changed meanwhile
+	Resumed  bool           `json:"resumed"`  // continued from an interrupted run's checkpoint
+	Busy     bool           `json:"busy"`     // another worker holds the shard's lease: not run here
+	Error    string         `json:"error,omitempty"`
+}
+
+// Report is what a run did.
+type Report struct {
+	TenantID string         `json:"tenantId"`
+	Date     string         `json:"date"`
+	Executed map[string]int `json:"executed"` // over every shard, by action
+	Blocked  map[string]int `json:"blocked"`
+	Skipped  int            `json:"skipped"`
+	Shards   []ShardReport  `json:"shards"`
+}
+
+// ErrBusy is returned by a shard run when another worker holds its lease.
+var ErrBusy = errors.New("agenda: the shard is leased by another worker")
+
+// Run executes the tenant's agenda for date: every shard (or opt.Shards)
+// in its own goroutine, each reading its agenda partitions from date − k
+// to date, so a missed day is not lost. It returns when every shard is
+// done or ctx ends (then with the work done so far, resumable).
+func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, opt Options) (*Report, error) {
+	shards := opt.Shards
+	if shards == nil {
+		for s := range t.Shards {
+			shards = append(shards, s)
+		}
+	}
+	for _, s := range shards {
+		if s < 0 || s >= t.Shards {
+			return nil, fmt.Errorf("agenda: shard %d out of 0-%d", s, t.Shards-1)
+		}
+	}
+	rep := &Report{TenantID: t.ID, Date: date.String(), Executed: map[string]int{}, Blocked: map[string]int{}, Shards: make([]ShardReport, len(shards))}
+	var wg sync.WaitGroup
+	errs := make([]error, len(shards))
+	for i, s := range shards {
+		wg.Go(func() {
+			sr, err := r.RunShard(ctx, t, date, s, opt.Progress)
+			if errors.Is(err, ErrBusy) {
+				sr.Busy, err = true, nil
+			}
+			if err != nil {
+				sr.Error = err.Error()
+			}
+			rep.Shards[i], errs[i] = sr, err
+		})
+	}
+	wg.Wait()
+	for _, sr := range rep.Shards {
+		for a, n := range sr.Executed {
+			rep.Executed[a] += n
+		}
+		for b, n := range sr.Blocked {
+			rep.Blocked[b] += n
+		}
+		rep.Skipped += sr.Skipped
+	}
+	sort.Slice(rep.Shards, func(i, j int) bool { return rep.Shards[i].Shard < rep.Shards[j].Shard })
+	return rep, errors.Join(errs...)
+}
+
+// RunShard runs one shard of the tenant's agenda for date under the
+// shard's lease: ErrBusy when another worker holds it. An interrupted run
+// (killed, or ctx ended) leaves its checkpoint and the next run of the
+// same date and shard continues from it; a finished one starts over,
+// which is cheap since executed entries have left the partitions.
+func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, progress func(Progress)) (ShardReport, error) {
+	ctx = kit.Within(ctx, "agenda.run")
+	rep := ShardReport{Shard: shard, Executed: map[string]int{}, Blocked: map[string]int{}}
+	l, err := r.acquire(ctx, t, date, shard)
+	if err != nil {
+		return rep, err
+	}
+	rep.Resumed = l.resumed()
+	pol, err := r.d.Policies.Dunning(ctx, t, t.DunningPolicy)
+	if err != nil {
+		return rep, err
+	}
+	done := 0
+	for p := date.AddDays(-r.d.CatchUp); !p.After(date); p = p.AddDays(1) {
+		if l.Partition != "" && p.String() < l.Partition {
+			continue // finished before the interruption
+		}
+		after := ""
+		if p.String() == l.Partition {
+			after = l.After
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			q := kit.Query{Index: table.Agenda, Partition: keys.Agenda(t.ID, p.String(), shard), Limit: pageSize}
+			if after != "" {
+				q.Sort = &kit.Sort{Op: ">", Values: []string{after}}
+			}
+			page, err := r.db(t).QueryPage(ctx, q, "")
+			if err != nil {
+				return rep, err
+			}
+			for _, it := range page.Items {
+				e, err := decodeEntry(it)
+				if err != nil {
+					return rep, err
+				}
+				out, err := r.execute(ctx, t, pol, date, e)
+				if err != nil {
+					return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
+				}
+				out.count(&rep)
+				after = e.SK
+				done++
+			}
+			if len(page.Items) == 0 {
+				break
+			}
+			if err := r.checkpoint(ctx, t, date, shard, p.String(), after, rep); err != nil {
+				return rep, err
+			}
+			if progress != nil {
+				progress(Progress{Shard: shard, Partition: p.String(), Done: done, Executed: sum(rep.Executed)})
+			}
+			if len(page.Items) < pageSize && page.Next == "" {
+				break
+			}
+		}
+	}
+	return rep, r.release(ctx, t, date, shard, rep)
+}
+
+func (r *Runner) db(t *tenant.Tenant) *kit.Tenant { return r.d.Kit.Tenant(t.ID, t.CursorKey()) }
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
