@@ -143,4 +143,3 @@ func TestDueCheckMakesTheContractDelinquentAndRunsTheFirstStep(t *testing.T) {
 		t.Fatalf("08-12: %v", got)
 	}
 }
-
