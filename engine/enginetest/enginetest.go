@@ -52,6 +52,7 @@ type options struct {
 	dataDir string
 	shards  int
 	owner   string
+	shared  *Env
 }
 
 // Option changes the fixture.
@@ -66,6 +67,11 @@ func DataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
 
 // Shards sets the agenda shards of new tenants (default 16).
 func Shards(n int) Option { return func(o *options) { o.shards = n } }
+
+// SharedWith runs the engine on other's store with other's data key: two
+// engine instances on one store, as two processes on one DynamoDB table.
+// The store stays open when this engine closes (other owns it).
+func SharedWith(other *Env) Option { return func(o *options) { o.shared = other } }
 
 // Owner names the engine instance on agenda leases (two engines on one
 // store run the scheduler side by side).
@@ -84,10 +90,12 @@ type Env struct {
 	OutboxPath  string       // contact messages sent (JSON lines)
 	BureauPath  string       // credit-bureau records (JSON lines)
 
-	srv  *httptest.Server
-	mu   sync.Mutex
-	rng  *rand.Rand
-	used map[string]bool
+	srv       *httptest.Server
+	key       []byte // the data key (SharedWith passes it on)
+	ownsStore bool
+	mu        sync.Mutex
+	rng       *rand.Rand
+	used      map[string]bool
 }
 
 // New starts an engine for t; it stops when the test ends.
@@ -112,25 +120,36 @@ func Open(opts ...Option) (*Env, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	st, err := ddblocal.Open(ddblocal.Options{Dir: o.dataDir})
-	if err != nil {
-		return nil, err
+	var st *ddblocal.Store
+	key := secret.Random(32)
+	if o.shared != nil {
+		st, key = o.shared.Store, o.shared.key
+	} else {
+		var err error
+		if st, err = ddblocal.Open(ddblocal.Options{Dir: o.dataDir}); err != nil {
+			return nil, err
+		}
+	}
+	closeStore := func() {
+		if o.shared == nil {
+			st.Close()
+		}
 	}
 	env := &Env{Store: st, StoreClient: kit.InProcess(st.Handler()), Clock: clock.NewManual(o.now), Logs: &Logs{},
-		rng: rand.New(rand.NewPCG(uint64(o.now.UnixNano()), 0x1a57)), used: map[string]bool{}}
+		rng: rand.New(rand.NewPCG(uint64(o.now.UnixNano()), 0x1a57)), used: map[string]bool{}, key: key, ownsStore: o.shared == nil}
+	var err error
 	if env.Dir, err = os.MkdirTemp("", "lastro-enginetest-"); err != nil {
-		st.Close()
+		closeStore()
 		return nil, err
 	}
 	env.OutboxPath, env.BureauPath = filepath.Join(env.Dir, "outbox.jsonl"), filepath.Join(env.Dir, "bureau.jsonl")
-	key := secret.Random(32)
 	env.Engine, err = engine.New(context.Background(), engine.Deps{
 		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
 		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
 		Sender: contactlimit.NewOutbox(env.OutboxPath), Bureau: agenda.NewFileBureau(env.BureauPath), Owner: o.owner,
 	})
 	if err != nil {
-		st.Close()
+		closeStore()
 		os.RemoveAll(env.Dir)
 		return nil, err
 	}
@@ -142,7 +161,11 @@ func Open(opts ...Option) (*Env, error) {
 // Close stops the API server and the store.
 func (e *Env) Close() error {
 	e.srv.Close()
-	return errors.Join(e.Store.Close(), os.RemoveAll(e.Dir))
+	var err error
+	if e.ownsStore {
+		err = e.Store.Close()
+	}
+	return errors.Join(err, os.RemoveAll(e.Dir))
 }
 
 // Logs collects log output from concurrent requests.
