@@ -29,34 +29,46 @@ func at(date string, hour, minute int) time.Time {
 
 type fixture struct {
 	*enginetest.Env
-	t *tenant.Tenant
+	t    *tenant.Tenant
+	keys enginetest.Keys
 }
 
 func newFixture(t *testing.T, now time.Time, opts ...enginetest.Option) *fixture {
 	t.Helper()
 	env := enginetest.New(t, append([]enginetest.Option{enginetest.At(now)}, opts...)...)
-	tn, _ := env.Tenant(t, "t-ag")
-	return &fixture{Env: env, t: tn}
+	tn, keys := env.Tenant(t, "t-ag")
+	return &fixture{Env: env, t: tn, keys: keys}
 }
 
 // sign registers a debtor (with a phone and an e-mail, so contacts can be
 // delivered) and signs a contract of n monthly instalments of R$ 1,000.00.
 func (f *fixture) sign(t *testing.T, id, first string, n int) string {
 	t.Helper()
+	return f.signFor(t, f.register(t), id, first, n)
+}
+
+func (f *fixture) register(t *testing.T) string {
+	t.Helper()
 	r, err := f.Debtors.Register(bg, f.t, debtor.RegisterInput{Document: f.CPF(), Name: "Pessoa Sintética", Phone: "+55 11 90000-0001",
 		Email: "p@example.invalid"}, debtor.Actor{Role: "operator"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r.DebtorKey
+}
+
+// signFor signs a contract of n monthly instalments of R$ 1,000.00 for dk.
+func (f *fixture) signFor(t *testing.T, dk, id, first string, n int) string {
+	t.Helper()
 	d := calendar.MustParse(first)
 	insts := make([]contract.InstallmentInput, n)
 	for i := range insts {
 		insts[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: contract.Cents(90000), InterestCents: contract.Cents(10000)}
 	}
-	if _, err := f.Contracts.Create(bg, f.t, r.DebtorKey, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, contract.Actor{Role: "operator"}); err != nil {
+	if _, err := f.Contracts.Create(bg, f.t, dk, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, contract.Actor{Role: "operator"}); err != nil {
 		t.Fatal(err)
 	}
-	return r.DebtorKey
+	return dk
 }
 
 func (f *fixture) header(t *testing.T, dk, id string) contract.Header {

@@ -331,8 +331,18 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		if err != nil || c == nil {
 			return err
 		}
+		v, err := contract.PolicyVersion(c.Header.DunningPolicy)
+		if err != nil {
+			return err
+		}
+		dunning, err := r.d.Policies.Dunning(ctx, t, v)
+		if err != nil {
+			return err
+		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()
+		// With the evidence, the régua plans the report.
+		c.Refresh(date, t.Calendar(), dunning)
 		writes, err := c.Save(now)
 		if err != nil {
 			return err
