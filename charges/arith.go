@@ -1,6 +1,6 @@
 // Package charges computes what an instalment costs on a given day under
-// the charges policy version its contract was signed under (SPEC section
-// 5), and issues charges (Pix or boleto) for that amount: the charge item
+// the charges policy version its contract was signed under
+// (docs/design.md#late-charges), and issues charges (Pix or boleto) for that amount: the charge item
 // and its strongly consistent lookup (AP06), written in one transaction.
 //
 // The arithmetic is pure and shared with settlement: late charges become

@@ -135,7 +135,7 @@ type Lookup struct {
 	ExpiresAt   string `dynamodbav:"expiresAt"`
 	CreatedAt   string `dynamodbav:"createdAt"`
 	// The quote: what the amount pays in full when paid within its
-	// validity (SPEC section 5, "Charges are quotes").
+	// validity (docs/design.md#charges-are-quotes).
 	ComputedFor string     `dynamodbav:"computedFor,omitempty"`
 	Breakdown   Components `dynamodbav:"breakdown"`
 	Version     int        `dynamodbav:"version"`

@@ -6,7 +6,7 @@
 // attempt, allowed or blocked, in the debtor's collection.
 //
 // The limit is one conditional ADD on the debtor's LIMIT#<localDate>
-// counter (seed 001): the date in the key makes the rule exact, TTL only
+// counter (docs/design.md#contact-gateway): the date in the key makes the rule exact, TTL only
 // sweeps old counters. A failed condition means do NOT contact, never
 // "retry later". Evidence is an item per attempt, CONTACT#<localDate>#...,
 // so "why did he get three SMS on Sunday?" is one Query (ADR 0016).
@@ -308,7 +308,7 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	return a, nil
 }
 
-// spend is the seed's conditional ADD on LIMIT#<localDate>: it returns the
+// spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
 // attempt's number of the day, or ok false when the day's contacts are
 // used up. expiresAt (date + 8 days) is housekeeping only: the date in the
 // key is what makes tomorrow's counter another item.

@@ -15,7 +15,7 @@ type CreditLine struct {
 // ApplyCredit spends the contract's credit on the open instalments that
 // have fallen due by today (payable date on or before it), oldest first:
 // the money was there before each fell due, so it pays principal and
-// interest at face value with no late charge (SPEC section 5: credit is
+// interest at face value with no late charge (docs/design.md#allocation-and-credit: credit is
 // applied when an instalment falls due, never before). Interest first,
 // then principal, as the default imputation order has it.
 func (c *Contract) ApplyCredit(today calendar.Date, cal *calendar.Calendar) []CreditLine {

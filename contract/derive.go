@@ -38,7 +38,7 @@ func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *p
 // place a contract enters or leaves the portfolio and the agenda (the
 // index attributes follow from these facts when the header is written).
 //
-// Status ownership (SPEC section 5): ACTIVE, IN_COLLECTION and SETTLED
+// Status ownership (docs/design.md#status-ownership): ACTIVE, IN_COLLECTION and SETTLED
 // follow the instalments; IN_AGREEMENT and WRITTEN_OFF belong to the
 // agreement and the write-off and are never overwritten here (a payment
 // on them changes balances only). A cured contract forgets the régua

@@ -16,7 +16,7 @@ import (
 	"lastro/collections/kit"
 )
 
-// Contract statuses (SPEC section 3).
+// Contract statuses (docs/design.md#contract-header-and-instalment).
 const (
 	StatusActive       = "ACTIVE"
 	StatusInCollection = "IN_COLLECTION"
@@ -51,7 +51,7 @@ const (
 	TypeEvent       = "EVENT"
 )
 
-// Header is the contract header item (SPEC section 3 names). The index
+// Header is the contract header item (names as in docs/design.md#contract-header-and-instalment). The index
 // attributes (GSI1PK, GSI1SK, GSI2PK) are never set by hand: index derives
 // them from the facts before every write.
 type Header struct {
@@ -71,7 +71,7 @@ type Header struct {
 	Bucket               string `dynamodbav:"bucket,omitempty"`
 	OutstandingCents     int64  `dynamodbav:"outstandingCents"`
 	// CreditCents is money received beyond what was overdue or due: it is
-	// applied to each instalment when it falls due (SPEC section 5), never
+	// applied to each instalment when it falls due (docs/design.md#allocation-and-credit), never
 	// to future instalments at face value.
 	CreditCents    int64  `dynamodbav:"creditCents,omitempty"`
 	LastPaymentAt  string `dynamodbav:"lastPaymentAt,omitempty"`
@@ -101,7 +101,7 @@ type Header struct {
 	UpdatedAt        string `dynamodbav:"updatedAt"`
 }
 
-// Installment is one instalment item (SPEC section 3 names) plus what
+// Installment is one instalment item (names as in docs/design.md#contract-header-and-instalment) plus what
 // payments record on it: what was paid of each late charge and the date
 // late interest was last assessed to (ADR 0009).
 type Installment struct {

@@ -20,7 +20,7 @@ var ErrStale = errs.E(errs.Conflict, "contract_changed", "the contract changed s
 // expected (the version the caller read). This is how the agenda
 // reschedules: a settlement that cured or settled the contract in the
 // meantime bumped the version, so the reschedule fails instead of putting
-// a paid contract back on the régua (seed 001 section 4). A settled or
+// a paid contract back on the régua (docs/design.md#sparse-indexes). A settled or
 // missing contract is refused whatever its version.
 func (s *Service) Reschedule(ctx context.Context, t *tenant.Tenant, dk, contractID string, expected int, action string, date calendar.Date) error {
 	ctx = kit.Within(ctx, "agenda.reschedule")

@@ -7,7 +7,7 @@ import (
 	"lastro/collections/kit"
 )
 
-// BenchmarkView360 measures AP01 on the typical debtor of SPEC section 9
+// BenchmarkView360 measures AP01 on the typical debtor of docs/design.md#capacity-budgets
 // (1 contract × 12 instalments, 10 contacts) through the SDK over HTTP to
 // the embedded store; it reports the read units of one view.
 func BenchmarkView360(b *testing.B) {

@@ -1,6 +1,6 @@
 // Package debtor is the debtor's item collection: registration under an
 // HMAC debtor key with the personal data encrypted in the PROFILE item,
-// contracts and their instalments, and the reads of SPEC section 4 (AP01
+// contracts and their instalments, and the reads of docs/design.md#access-patterns (AP01
 // the 360 view, AP02 open instalments, AP09 an instalment's audit trail).
 package debtor
 

@@ -9,7 +9,7 @@ import (
 	"lastro/collections/keys"
 )
 
-// KeyLen is the debtor key's length in hex characters (64 bits): seed 001
+// KeyLen is the debtor key's length in hex characters (64 bits): docs/design.md#debtor-key
 // section 3 weighs it against collisions, which registration detects.
 const KeyLen = 16
 

@@ -1,5 +1,5 @@
-// Package policy holds a tenant's versioned business rules (SPEC section
-// 5): the charges policy (fine, late interest, imputation order) and the
+// Package policy holds a tenant's versioned business rules
+// (docs/design.md#charges-policy): the charges policy (fine, late interest, imputation order) and the
 // dunning policy (régua steps, contact window, daily contact limit, bureau
 // notice). A version, once written, never changes; a contract keeps the
 // versions it was signed under. Version 0 of each is the built-in default

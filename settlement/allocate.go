@@ -20,7 +20,7 @@ type Request struct {
 	// QuoteDate, when set, is the date the charge's quote was computed
 	// for: the charged instalment is assessed as of then, so a payment of
 	// the quote within its validity pays what the quote covered in full
-	// (SPEC section 5, "Charges are quotes").
+	// (docs/design.md#charges-are-quotes).
 	QuoteDate calendar.Date
 	Open      []charges.State // the contract's open instalments
 	MaxLines  int             // most instalments one payment may touch; 0 for no limit

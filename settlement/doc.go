@@ -1,5 +1,5 @@
 // Package settlement applies payment notifications exactly once (AP06,
-// AP07; SPEC sections 5 and 6; seed 001 section 4). The provider's signed
+// AP07; docs/design.md#settlement-exactly-once). The provider's signed
 // webhook names a charge; the charge is found by a strongly consistent
 // GetItem on its lookup, never through an index; the contract is read
 // with one Query; the allocation is a pure function of the contract, the

@@ -247,7 +247,7 @@ type write struct {
 // instalments touched and the header (each conditioned on the version
 // read, through contract.Save) and one event under each instalment
 // touched, with the whole computation, so AP09 of any of them shows the
-// payment (SPEC section 5).
+// payment (docs/design.md#settlement-transaction).
 func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Contract, lk charges.Lookup, p Payload, now time.Time) (*write, error) {
 	h := &c.Header
 	before := *h

@@ -395,7 +395,7 @@ func TestUnknownChargeIsRecordedAsUnmatched(t *testing.T) {
 	}
 }
 
-// TestApplyingAPaymentCapacity pins SPEC section 9's budget: a payment
+// TestApplyingAPaymentCapacity pins the budget of docs/design.md#capacity-budgets: a payment
 // touching k instalments costs exactly 2 × (2 + 2k) table WRU — the STL
 // item, the header, k instalments and k events, each within 1 KB and
 // doubled inside a transaction — plus at most 3 WRU of index writes (the

@@ -11,7 +11,7 @@ import (
 	"lastro/collections/errs"
 )
 
-// Webhook signature headers (SPEC section 6).
+// Webhook signature headers (docs/design.md#webhook-signatures).
 const (
 	TimestampHeader = "X-Lastro-Timestamp"
 	SignatureHeader = "X-Lastro-Signature"

@@ -1,7 +1,7 @@
 // Package regua is the dunning rule (the régua) as pure functions: from a
 // contract's instalments, the steps it already ran and its hold, Next
 // derives its delinquency (oldest open overdue instalment, days past due,
-// bucket) and the one next agenda action with its date (SPEC section 5,
+// bucket) and the one next agenda action with its date (docs/design.md#dunning-rule,
 // ADRs 0014 and 0015). There is no I/O here: the contract package calls
 // Next when a contract is created, when a payment, promise, agreement or
 // dispute changes it and when a worker runs an action, and writes what it
@@ -15,7 +15,7 @@ import (
 	"lastro/policy"
 )
 
-// Buckets of delinquency by days past due (SPEC section 3).
+// Buckets of delinquency by days past due (docs/design.md#delinquency-and-buckets).
 const (
 	BucketD001_030  = "D001_030"
 	BucketD031_060  = "D031_060"

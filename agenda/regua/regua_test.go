@@ -49,7 +49,7 @@ func TestNext(t *testing.T) {
 		stepDays          int   // Step.DaysPastDue when a step is planned
 		skipped           []int // days of Plan.Skipped
 	}{
-		// The seed's contract: oldest overdue Monday 2026-08-10.
+		// The design's example contract (docs/design.md#dunning-rule): oldest overdue Monday 2026-08-10.
 		{name: "D16 after CALL_D15: the D31 boundary comes before SMS_D45",
 			f:      Facts{Today: d("2026-08-26"), Installments: monthly[:1], Executed: Executed{LastStep: 15, LastAt: d("2026-08-25")}},
 			action: policy.BucketMove, date: "2026-09-10", why: WhyBucketBoundary, dpd: 16, bucket: BucketD001_030},
@@ -137,7 +137,7 @@ func TestNext(t *testing.T) {
 		{name: "due on a holiday, on its DUE_CHECK day: one day late",
 			f:      Facts{Today: d("2026-11-24"), Installments: open("2026-11-20")},
 			action: "SMS_D1", date: "2026-11-24", why: WhyLatestPassedStep, dpd: 1, bucket: BucketD001_030, stepDays: 1},
-		// SPEC 5 makes Dec 31 a non-business day; calendar.National does not
+		// docs/design.md#dates-and-calendar makes Dec 31 a non-business day; calendar.National does not
 		// know it yet, so these rows give the calendar the day.
 		{name: "due Dec 31: payable Mon Jan 4, checked Jan 5",
 			f:      Facts{Today: d("2026-12-30"), Calendar: dec31, Installments: open("2026-12-31")},

@@ -100,7 +100,7 @@ func newWebhookBench() (*webhookBench, error) {
 // the engine, which runs on its embedded store with a persistent data
 // directory (Pebble on disk), through the AWS SDK whose HTTP requests are
 // handed to the store in process (as lastro serve runs it). It reports
-// req/s and the p50/p99 latency seen by the provider (SPEC section 9:
+// req/s and the p50/p99 latency seen by the provider (docs/design.md#performance-targets:
 // ≥ 800 req/s sustained with p99 < 50 ms).
 //
 //	go test -run '^$' -bench SettlementWebhook -benchtime 20000x ./cmd/lastro

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"lastro/agenda"
 	"lastro/collections/clock"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
@@ -94,15 +95,20 @@ func (a *app) open(ctx context.Context) error {
 		return err
 	}
 	log.Info("personal data encryption", "keyring", sealer.Keyring())
-	// Contact messages go to a JSON-lines outbox in the data directory
-	// (the local stand-in for a messaging provider); with no directory
-	// they are claimed and recorded, not delivered.
-	var sender contactlimit.Sender
-	if dir != "" {
-		sender = contactlimit.NewOutbox(filepath.Join(dir, "outbox.jsonl"))
+	// Contact messages and credit-bureau records go to JSON-lines files
+	// (the local stand-ins for a messaging provider and a bureau): in the
+	// data directory, or a temporary folder for an in-memory store.
+	files := dir
+	if files == "" {
+		if files, err = os.MkdirTemp("", "lastro-"); err != nil {
+			return err
+		}
 	}
+	sender := contactlimit.NewOutbox(filepath.Join(files, "outbox.jsonl"))
+	bureau := agenda.NewFileBureau(filepath.Join(files, "bureau.jsonl"))
+	log.Info("contact outbox and bureau files", "dir", files)
 	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
-		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender})
+		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau})
 	return err
 }
 

@@ -1,6 +1,6 @@
 // Package calendar is Lastro's notion of days: civil dates (never
 // instants), Brazil's national bank holidays, business-day arithmetic and
-// "today" in a tenant's time zone (SPEC section 5).
+// "today" in a tenant's time zone (docs/design.md#dates-and-calendar).
 package calendar
 
 import (

@@ -29,7 +29,7 @@ type Holiday struct {
 // (Nov 20) is national from 2024 on (Lei 14.759/2023). Dec 31 is no
 // holiday by law, but the national banking calendar has no banking to the
 // public on it, so a due date then is payable on the next business day
-// without charges (SPEC section 5): here it counts as one.
+// without charges (docs/design.md#dates-and-calendar): here it counts as one.
 var fixed = []struct {
 	month time.Month
 	day   int

@@ -1,6 +1,6 @@
 // Package keys is Lastro's key registry: every prefix the single table uses,
 // the builders that compose keys from them and the parser that decodes any
-// key back into named parts (seed 004, SPEC section 3).
+// key back into named parts (docs/design.md#key-registry).
 //
 // A key is a sequence of parts separated by '#'. Each part starts with a
 // registered prefix and is followed by a fixed number of fields, so a key
@@ -157,7 +157,7 @@ var identifier = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // ValidIdentifier reports whether a client-chosen identifier that goes into
 // a key (contractId, chargeId, settlementId) is 1-64 of A-Z a-z 0-9 - _ .
-// (SPEC section 6): never '#', never empty.
+// (docs/design.md#key-formatting): never '#', never empty.
 func ValidIdentifier(s string) bool { return identifier.MatchString(s) }
 
 var debtorKey = regexp.MustCompile(`^[0-9a-f]{16}$`)

@@ -1,7 +1,7 @@
 // Package table defines Lastro's single DynamoDB table: its key schema, the
 // three sparse GSIs named after the question they answer, streams and TTL,
 // as a CreateTable request for any DynamoDB endpoint and as CloudFormation
-// for AWS (SPEC section 3).
+// for AWS (docs/design.md#indexes).
 package table
 
 import (

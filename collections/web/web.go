@@ -1,6 +1,6 @@
 // Package web is the HTTP plumbing every domain shares: the echo server
 // with request ids, JSON access logs without personal data, the error shape
-// of SPEC section 6, the caller's identity, role checks and the OpenAPI
+// of docs/design.md#errors-and-bad-input, the caller's identity, role checks and the OpenAPI
 // document built from the routes as they are registered.
 package web
 
@@ -22,7 +22,7 @@ import (
 // Role is what an API key may do.
 type Role string
 
-// The roles of SPEC section 6; Admin is the operator of the service itself.
+// The roles of docs/design.md#roles-and-authentication; Admin is the operator of the service itself.
 const (
 	Operator   Role = "operator"
 	Supervisor Role = "supervisor"
