@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -19,7 +20,8 @@ import (
 // the lease (owner, until) that keeps a second worker off the shard, and
 // the checkpoint (the agenda partition being read and the last entry
 // handled in it) an interrupted run resumes from. expiresAt lets TTL clean
-// it up long after the date.
+// it up 40 days after the run started, on the wall clock the store's TTL
+// uses (a run of a past date must not vanish under its worker).
 type runItem struct {
 	Owner      string         `dynamodbav:"owner"`
 	LeaseUntil int64          `dynamodbav:"leaseUntil"` // unix milliseconds
@@ -51,7 +53,7 @@ func (r *Runner) acquire(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).
 		Set(name("startedAt"), val(keys.Timestamp(now))).
 		Set(name("type"), val("AGENDA_RUN")).
-		Set(name("expiresAt"), val(date.AddDays(40).Midnight(t.Location).Unix())).
+		Set(name("expiresAt"), val(now.Add(40*24*time.Hour).Unix())).
 		Add(name("runs"), val(1))
 	cond := name("PK").AttributeNotExists().
 		Or(name("leaseUntil").LessThan(val(now.UnixMilli()))).
@@ -91,9 +93,20 @@ func (r *Runner) checkpoint(ctx context.Context, t *tenant.Tenant, date calendar
 	owner := name("owner").Equal(val(r.d.Owner))
 	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
 	if errors.Is(err, kit.ErrConditionFailed) {
-		return ErrBusy
+		return r.lost(ctx, t, date, shard)
 	}
 	return err
+}
+
+// lost says who holds a lease this runner lost.
+func (r *Runner) lost(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int) error {
+	it, err := r.db(t).Get(ctx, runKey(t, date, shard), true)
+	if err != nil || it == nil {
+		return errors.Join(ErrBusy, err)
+	}
+	var l runItem
+	_ = attributevalue.UnmarshalMap(it, &l)
+	return fmt.Errorf("%w: lost to %s (lease until %s)", ErrBusy, l.Owner, time.UnixMilli(l.LeaseUntil).UTC().Format(time.RFC3339Nano))
 }
 
 // release marks the run finished and lets the lease go.
@@ -105,7 +118,7 @@ func (r *Runner) release(ctx context.Context, t *tenant.Tenant, date calendar.Da
 	owner := name("owner").Equal(val(r.d.Owner))
 	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
 	if errors.Is(err, kit.ErrConditionFailed) {
-		return ErrBusy
+		return r.lost(ctx, t, date, shard)
 	}
 	return err
 }
