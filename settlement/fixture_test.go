@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/charges"
-	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
@@ -47,12 +46,7 @@ func (f *fixture) contract(t testing.TB, id, first string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := calendar.MustParse(first)
-	insts := make([]contract.InstallmentInput, n)
-	for i := range insts {
-		insts[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(), PrincipalCents: contract.Cents(90000), InterestCents: contract.Cents(10000)}
-	}
-	if _, err := f.Contracts.Create(bg, f.t, r.DebtorKey, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: insts}, contract.Actor{Role: "operator"}); err != nil {
+	if _, err := f.Contracts.Create(bg, f.t, r.DebtorKey, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly(first, n, 90000, 10000)}, contract.Actor{Role: "operator"}); err != nil {
 		t.Fatal(err)
 	}
 	return r.DebtorKey
@@ -101,18 +95,7 @@ func (f *fixture) stl(t testing.TB, settlementID string) *settlement.STLItem {
 // partition returns every item of a debtor's partition.
 func (f *fixture) partition(t testing.TB, dk string) []kit.Item {
 	t.Helper()
-	var out []kit.Item
-	cursor := ""
-	for {
-		p, err := f.db().QueryPage(bg, kit.Query{Partition: keys.Debtor(f.t.ID, dk), Consistent: true}, cursor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p.Items...)
-		if cursor = p.Next; cursor == "" {
-			return out
-		}
-	}
+	return f.Partition(t, f.t, dk)
 }
 
 // agenda returns the contract ids on the agenda of a date and shard.
