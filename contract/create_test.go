@@ -93,7 +93,10 @@ func TestContractRejectsBadInputAndWritesNothing(t *testing.T) {
 		{"65-char contract id", dk, func(c *contract.Input) { c.ContractID = fmt.Sprintf("%065d", 1) }, "invalid_contract_id"},
 		{"bad product", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.ProductCode = "crediário" }, "invalid_product_code"},
 		{"no instalments", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments = nil }, "invalid_installments"},
-		{"1000 instalments", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments = enginetest.Monthly("2026-10-10", 1000, 1, 0) }, "too_many_installments"},
+		{"1000 instalments", dk, func(c *contract.Input) {
+			c.ContractID = "C-2"
+			c.Installments = enginetest.Monthly("2026-10-10", 1000, 1, 0)
+		}, "too_many_installments"},
 		{"negative cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].PrincipalCents = "-100" }, "invalid_amount"},
 		{"fractional cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "12.5" }, "invalid_amount"},
 		{"exponent cents", dk, func(c *contract.Input) { c.ContractID = "C-2"; c.Installments[1].InterestCents = "1e3" }, "invalid_amount"},

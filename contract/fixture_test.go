@@ -75,6 +75,9 @@ func (f *fixture) get(t testing.TB, path string) map[string]any {
 	return out
 }
 
-func (f *fixture) items(t testing.TB, dk string) []kit.Item { t.Helper(); return f.Partition(t, f.t, dk) }
+func (f *fixture) items(t testing.TB, dk string) []kit.Item {
+	t.Helper()
+	return f.Partition(t, f.t, dk)
+}
 
 func code(err error) string { _, c, _ := errs.Public(err); return c }
