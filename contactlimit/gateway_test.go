@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/collections/errs"
-	"lastro/contactlimit"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/contactlimit"
 	"lastro/policy"
 	"lastro/tenant"
 )
