@@ -1,7 +1,6 @@
 package charges_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -9,34 +8,36 @@ import (
 
 	"lastro/charges"
 	"lastro/contract"
-	"lastro/debtor"
 	"lastro/engine/enginetest"
 )
 
-// issueOver signs, for a new debtor of a new tenant, a contract whose
+// issueOver registers a debtor of a new tenant and signs a contract whose
 // first instalment (due 2026-09-10) is late from 2026-09-11, then issues a
-// charge for it over HTTP at the clock's instant. It returns the env, the
+// charge for it at instant at, all over the API. It returns the env, the
 // tenant's keys, the debtor key and the charge as answered.
 func issueOver(t *testing.T, at time.Time, method string) (*enginetest.Env, enginetest.Keys, string, map[string]any) {
 	t.Helper()
 	env := enginetest.New(t, enginetest.At(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)))
-	tn, keys := env.Tenant(t, "t-charge")
-	ctx := context.Background()
-	r, err := env.Debtors.Register(ctx, tn, debtor.RegisterInput{Document: env.CPF(), Name: "Pessoa Sintética"}, debtor.Actor{Role: "operator"})
-	if err != nil {
-		t.Fatal(err)
+	keys := env.CreateTenant(t, "t-charge")
+	op := keys["operator"]
+	status, reg := env.Do(t, http.MethodPost, "/v1/debtors", op, fmt.Sprintf(`{"document":%q,"name":"Pessoa Sintética"}`, env.CPF()))
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, reg)
 	}
-	in := contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-09-10", 3, 90000, 10000)}
-	if _, err := env.Contracts.Create(ctx, tn, r.DebtorKey, in, contract.Actor{Role: "operator"}); err != nil {
-		t.Fatal(err)
+	dk := reg["debtorKey"].(string)
+	insts := `{"seq":1,"dueDate":"2026-09-10","principalCents":90000,"interestCents":10000},` +
+		`{"seq":2,"dueDate":"2026-10-10","principalCents":90000,"interestCents":10000}`
+	if status, out := env.Do(t, http.MethodPost, "/v1/debtors/"+dk+"/contracts", op,
+		`{"contractId":"C-1","productCode":"CREDIARIO_12X","installments":[`+insts+`]}`); status != http.StatusCreated {
+		t.Fatalf("sign: %d %v", status, out)
 	}
 	env.Clock.Set(at)
-	body := fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-1","seq":1,"method":%q}`, r.DebtorKey, method)
-	status, out := env.Do(t, http.MethodPost, "/v1/charges", keys["operator"], body)
+	body := fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-1","seq":1,"method":%q}`, dk, method)
+	status, out := env.Do(t, http.MethodPost, "/v1/charges", op, body)
 	if status != http.StatusCreated {
 		t.Fatalf("issue %s: %d %v", method, status, out)
 	}
-	return env, keys, r.DebtorKey, out
+	return env, keys, dk, out
 }
 
 // TestPixChargeIsPayableFor24Hours: a Pix charge issued at 23:30 in São

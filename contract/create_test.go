@@ -24,17 +24,17 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 	f := newFixture(t)
 	a := f.t
 	dk := f.register(t)
-	cur, err := f.Contracts.Create(bg, a, dk, contract.Input{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-10-10", 12, 41230, 7560)}, actor)
+	cur, err := f.Contracts.Create(t.Context(), a, dk, contract.Input{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-10-10", 12, 41230, 7560)}, actor)
 	if err != nil || cur.Status != contract.StatusActive || cur.Bucket != nil || *cur.NextAction != policy.DueCheck || *cur.NextActionDate != "2026-10-14" ||
 		cur.OutstandingCents != 12*(41230+7560) || cur.ChargesPolicy != "CP#v0000" || cur.DunningPolicy != "DP#v0000" || cur.Transactions != 1 {
 		t.Fatalf("current contract: %v %+v", err, cur)
 	}
 	// Policies change after the first contract: it keeps the old versions.
-	if _, _, err := f.Policies.PutCharges(bg, a, policy.ChargesInput{FinePercent: "1.00", LateInterestMonthlyPercent: "1.00"}); err != nil {
+	if _, _, err := f.Policies.PutCharges(t.Context(), a, policy.ChargesInput{FinePercent: "1.00", LateInterestMonthlyPercent: "1.00"}); err != nil {
 		t.Fatal(err)
 	}
 	a = f.reload(t)
-	del, err := f.Contracts.Create(bg, a, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: enginetest.Monthly("2026-08-10", 12, 10000, 500)}, actor)
+	del, err := f.Contracts.Create(t.Context(), a, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: enginetest.Monthly("2026-08-10", 12, 10000, 500)}, actor)
 	if err != nil || del.Status != contract.StatusInCollection || *del.OldestOverdueDueDate != "2026-08-10" || del.DaysPastDue != 45 ||
 		*del.Bucket != regua.BucketD031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
 		t.Fatalf("delinquent contract: %v %+v", err, del)
@@ -46,22 +46,22 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 		}
 		return ""
 	}
-	h, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-OLD")}, true)
+	h, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-OLD")}, true)
 	shard := contract.Shard("C-OLD", a.Shards)
 	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, regua.BucketD031_060) ||
 		s(h, "tenantId") != a.ID || s(h, "nextActionDate") != "2026-09-24" || s(h, "chargesPolicy") != "CP#v0001" || s(h, "type") != "CONTRACT" {
 		t.Fatalf("header keys: %v", h)
 	}
-	c, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-CUR")}, true)
+	c, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-CUR")}, true)
 	if s(c, "GSI2PK") != "" || s(c, "bucket") != "" || s(c, "chargesPolicy") != "CP#v0000" {
 		t.Fatalf("a current contract is not in the portfolio and kept its policy: %v", c)
 	}
-	in, _ := tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 2)}, true)
+	in, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 2)}, true)
 	// Lateness is derived from today on every read, never stored.
 	if s(in, "status") != contract.InstOpen || s(in, "originalDueDate") != "2026-09-10" || s(in, "dueDate") != "2026-09-10" {
 		t.Fatalf("instalment 2: %v", in)
 	}
-	in, _ = tn.Get(bg, kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 3)}, true)
+	in, _ = tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 3)}, true)
 	if s(in, "status") != contract.InstOpen {
 		t.Fatalf("instalment 3 (due 2026-10-10) is open: %v", in)
 	}
@@ -70,12 +70,11 @@ func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 func TestContractRejectsBadInputAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	a := f.t
 	dk := f.register(t)
 	ok := func() contract.Input {
 		return contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-10-10", 3, 1000, 100)}
 	}
-	if _, err := f.Contracts.Create(bg, a, dk, ok(), actor); err != nil {
+	if _, err := f.Contracts.Create(t.Context(), f.t, dk, ok(), actor); err != nil {
 		t.Fatal(err)
 	}
 	before := len(f.items(t, dk))
@@ -125,7 +124,7 @@ func TestContractRejectsBadInputAndWritesNothing(t *testing.T) {
 	for _, tt := range tests {
 		in := ok()
 		tt.mod(&in)
-		if _, err := f.Contracts.Create(bg, a, tt.dk, in, actor); code(err) != tt.code {
+		if _, err := f.Contracts.Create(t.Context(), f.t, tt.dk, in, actor); code(err) != tt.code {
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
 		}
 	}
@@ -140,10 +139,9 @@ func TestContractRejectsBadInputAndWritesNothing(t *testing.T) {
 func TestLargeContractInChunksHeaderLast(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	a := f.t
 	dk := f.register(t)
 	in := contract.Input{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: enginetest.Monthly("2026-10-05", 999, 100, 1)}
-	out, err := f.Contracts.Create(bg, a, dk, in, actor)
+	out, err := f.Contracts.Create(t.Context(), f.t, dk, in, actor)
 	if err != nil || out.Installments != 999 || out.Transactions != 11 {
 		t.Fatalf("999 instalments: %v %+v", err, out)
 	}
@@ -151,31 +149,31 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 	if n := len(f.items(t, dk)); n != 4+999 {
 		t.Fatalf("%d items", n)
 	}
-	page, err := f.Contracts.Installments(bg, a, dk, "C-BIG", "all", web.MaxLimit, "")
+	page, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-BIG", "all", web.MaxLimit, "")
 	if err != nil || len(page.Items) != 999 || page.Items[998].Seq != 999 {
 		t.Fatalf("AP02 over 999: %v %d", err, len(page.Items))
 	}
 	// Simulate a creation that died before its last transaction: drop the
 	// header and the event. A retry of the same request resumes; another
 	// body for the same id is refused while the orphans are there.
-	tn := f.Kit.Tenant(a.ID, a.CursorKey())
-	pk := keys.Debtor(a.ID, dk)
-	if err := tn.Delete(bg, kit.Key{PK: pk, SK: keys.Contract("C-BIG")}, nil); err != nil {
+	tn := f.Kit.Tenant(f.t.ID, f.t.CursorKey())
+	pk := keys.Debtor(f.t.ID, dk)
+	if err := tn.Delete(t.Context(), kit.Key{PK: pk, SK: keys.Contract("C-BIG")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := in
 	other.Installments = enginetest.Monthly("2026-10-05", 150, 200, 1)
-	if _, err := f.Contracts.Create(bg, a, dk, other, actor); code(err) != "contract_creation_pending" {
+	if _, err := f.Contracts.Create(t.Context(), f.t, dk, other, actor); code(err) != "contract_creation_pending" {
 		t.Fatalf("other body over orphans: %v", err)
 	}
 	small := contract.Input{ContractID: "C-BIG", ProductCode: "CONSIGNADO", Installments: enginetest.Monthly("2026-10-05", 3, 200, 1)}
-	if _, err := f.Contracts.Create(bg, a, dk, small, actor); code(err) != "contract_creation_pending" {
+	if _, err := f.Contracts.Create(t.Context(), f.t, dk, small, actor); code(err) != "contract_creation_pending" {
 		t.Fatalf("small body over orphans: %v", err)
 	}
-	if out, err := f.Contracts.Create(bg, a, dk, in, actor); err != nil || out.Transactions != 11 {
+	if out, err := f.Contracts.Create(t.Context(), f.t, dk, in, actor); err != nil || out.Transactions != 11 {
 		t.Fatalf("resume: %v %+v", err, out)
 	}
-	if _, err := f.Contracts.Create(bg, a, dk, in, actor); code(err) != "contract_exists" {
+	if _, err := f.Contracts.Create(t.Context(), f.t, dk, in, actor); code(err) != "contract_exists" {
 		t.Fatalf("after completion: %v", err)
 	}
 }
@@ -189,17 +187,17 @@ func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
 		return contract.Input{ContractID: id, ProductCode: "P", Installments: []contract.InstallmentInput{{Seq: 1, DueDate: "2026-10-09", PrincipalCents: contract.Cents(100), InterestCents: contract.Cents(0)}}}
 	}
 	// Friday Oct 9 is payable that day; Monday Oct 12 is a national holiday.
-	out, err := f.Contracts.Create(bg, a, dk, in("C-1"), actor)
+	out, err := f.Contracts.Create(t.Context(), a, dk, in("C-1"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-13" {
 		t.Fatalf("national calendar: %v %+v", err, out)
 	}
-	if _, err := f.Tenants.SetHolidays(bg, a, tenant.HolidaysInput{Dates: []string{"2026-10-09", "2026-10-09", "2027-01-25"}}); err != nil {
+	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{Dates: []string{"2026-10-09", "2026-10-09", "2027-01-25"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Tenants.SetHolidays(bg, a, tenant.HolidaysInput{Dates: []string{"2026-02-30"}}); code(err) != "invalid_date" {
+	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{Dates: []string{"2026-02-30"}}); code(err) != "invalid_date" {
 		t.Fatalf("bad date: %v", err)
 	}
-	if _, err := f.Tenants.SetHolidays(bg, a, tenant.HolidaysInput{}); code(err) != "tenant_changed" {
+	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{}); code(err) != "tenant_changed" {
 		t.Fatalf("stale tenant version: %v", err)
 	}
 	a = f.reload(t)
@@ -207,7 +205,7 @@ func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
 		t.Fatalf("holidays: %v", a.Holidays)
 	}
 	// With the tenant's holiday on Friday, it is payable on Tuesday 13.
-	out, err = f.Contracts.Create(bg, a, dk, in("C-2"), actor)
+	out, err = f.Contracts.Create(t.Context(), a, dk, in("C-2"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-14" {
 		t.Fatalf("tenant calendar: %v %+v", err, out)
 	}

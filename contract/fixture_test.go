@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"lastro/tenant"
 )
 
-var bg = context.Background()
 
 var actor = contract.Actor{Role: "operator", RequestID: "req-1"}
 
@@ -36,7 +34,7 @@ func newFixture(t testing.TB, opts ...enginetest.Option) *fixture {
 func (f *fixture) reload(t testing.TB) *tenant.Tenant {
 	t.Helper()
 	f.Tenants.Invalidate(f.t.ID)
-	tn, err := f.Tenants.Get(bg, f.t.ID)
+	tn, err := f.Tenants.Get(t.Context(), f.t.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +45,7 @@ func (f *fixture) reload(t testing.TB) *tenant.Tenant {
 // register registers a debtor with a synthetic CPF and returns its key.
 func (f *fixture) register(t testing.TB) string {
 	t.Helper()
-	r, err := f.Debtors.Register(bg, f.t, debtor.RegisterInput{Document: f.CPF(), Name: "Pessoa Sintética"}, debtor.Actor{Role: "operator"})
+	r, err := f.Debtors.Register(t.Context(), f.t, debtor.RegisterInput{Document: f.CPF(), Name: "Pessoa Sintética"}, debtor.Actor{Role: "operator"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +55,7 @@ func (f *fixture) register(t testing.TB) string {
 // sign creates a contract of monthly instalments of 1000.00 + 100.00.
 func (f *fixture) sign(t testing.TB, dk, id, first string, n int) *contract.Created {
 	t.Helper()
-	out, err := f.Contracts.Create(bg, f.t, dk, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly(first, n, 100000, 10000)}, actor)
+	out, err := f.Contracts.Create(t.Context(), f.t, dk, contract.Input{ContractID: id, ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly(first, n, 100000, 10000)}, actor)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,20 +16,20 @@ func TestReadsAreOneQueryEach(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	dk := f.register(t)
-	if _, err := f.Contracts.Create(bg, f.t, dk, contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
+	if _, err := f.Contracts.Create(t.Context(), f.t, dk, contract.Input{ContractID: "C-1", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-08-10", 12, 41230, 7560)}, actor); err != nil {
 		t.Fatal(err)
 	}
-	ctx, u := kit.Operation(bg, "test.ap02")
+	ctx, u := kit.Operation(t.Context(), "test.ap02")
 	open, err := f.Contracts.Installments(ctx, f.t, dk, "C-1", "open", web.DefaultListLimit, "")
 	if err != nil || u.Calls("Query") != 1 || u.Calls("") != 1 || len(open.Items) != 12 || open.Items[0].DueDate != "2026-08-10" {
 		t.Fatalf("AP02: %v %d calls, %+v", err, u.Calls(""), open)
 	}
-	ctx, u = kit.Operation(bg, "test.ap09")
+	ctx, u = kit.Operation(t.Context(), "test.ap09")
 	evs, err := f.Contracts.Events(ctx, f.t, dk, "C-1", "0", web.DefaultListLimit, "")
 	if err != nil || u.Calls("Query") != 1 || u.Calls("") != 1 || len(evs.Items) != 1 || evs.Items[0].EventType != contract.EvContractCreated {
 		t.Fatalf("AP09: %v %d calls %+v", err, u.Calls(""), evs)
 	}
-	if e, err := f.Contracts.Events(bg, f.t, dk, "C-1", "7", web.DefaultListLimit, ""); err != nil || len(e.Items) != 0 {
+	if e, err := f.Contracts.Events(t.Context(), f.t, dk, "C-1", "7", web.DefaultListLimit, ""); err != nil || len(e.Items) != 0 {
 		t.Fatalf("AP09 seq 7: %v %+v", err, e)
 	}
 	for _, tt := range []struct {
@@ -37,11 +37,11 @@ func TestReadsAreOneQueryEach(t *testing.T) {
 		err  func() error
 		code string
 	}{
-		{"AP02 unknown contract", func() error { _, err := f.Contracts.Installments(bg, f.t, dk, "C-9", "open", 10, ""); return err }, "contract_not_found"},
-		{"AP02 bad status", func() error { _, err := f.Contracts.Installments(bg, f.t, dk, "C-1", "late", 10, ""); return err }, "invalid_status"},
-		{"AP09 unknown contract", func() error { _, err := f.Contracts.Events(bg, f.t, dk, "C-9", "0", 10, ""); return err }, "contract_not_found"},
-		{"AP09 bad seq", func() error { _, err := f.Contracts.Events(bg, f.t, dk, "C-1", "1000", 10, ""); return err }, "invalid_seq"},
-		{"AP09 bad contract id", func() error { _, err := f.Contracts.Events(bg, f.t, dk, "C#1", "0", 10, ""); return err }, "invalid_contract_id"},
+		{"AP02 unknown contract", func() error { _, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-9", "open", 10, ""); return err }, "contract_not_found"},
+		{"AP02 bad status", func() error { _, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-1", "late", 10, ""); return err }, "invalid_status"},
+		{"AP09 unknown contract", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C-9", "0", 10, ""); return err }, "contract_not_found"},
+		{"AP09 bad seq", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C-1", "1000", 10, ""); return err }, "invalid_seq"},
+		{"AP09 bad contract id", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C#1", "0", 10, ""); return err }, "invalid_contract_id"},
 	} {
 		if err := tt.err(); code(err) != tt.code {
 			t.Errorf("%s: %v", tt.name, err)
@@ -104,7 +104,7 @@ func TestDaysPastDueCountFromThePayableDate(t *testing.T) {
 		t.Fatalf("created: %+v", created)
 	}
 	today := calendar.Today(f.Clock.Now(), f.t.Location)
-	c, err := contract.Load(bg, f.Kit.Tenant(f.t.ID, f.t.CursorKey()), f.t.ID, dk, "C-SAT")
+	c, err := contract.Load(t.Context(), f.Kit.Tenant(f.t.ID, f.t.CursorKey()), f.t.ID, dk, "C-SAT")
 	if err != nil || c == nil {
 		t.Fatalf("load: %v", err)
 	}
