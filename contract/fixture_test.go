@@ -12,7 +12,6 @@ import (
 	"lastro/tenant"
 )
 
-
 var actor = contract.Actor{Role: "operator", RequestID: "req-1"}
 
 // fixture is the engine (enginetest) with one tenant, "t-a", loaded as

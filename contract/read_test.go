@@ -37,8 +37,14 @@ func TestReadsAreOneQueryEach(t *testing.T) {
 		err  func() error
 		code string
 	}{
-		{"AP02 unknown contract", func() error { _, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-9", "open", 10, ""); return err }, "contract_not_found"},
-		{"AP02 bad status", func() error { _, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-1", "late", 10, ""); return err }, "invalid_status"},
+		{"AP02 unknown contract", func() error {
+			_, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-9", "open", 10, "")
+			return err
+		}, "contract_not_found"},
+		{"AP02 bad status", func() error {
+			_, err := f.Contracts.Installments(t.Context(), f.t, dk, "C-1", "late", 10, "")
+			return err
+		}, "invalid_status"},
 		{"AP09 unknown contract", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C-9", "0", 10, ""); return err }, "contract_not_found"},
 		{"AP09 bad seq", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C-1", "1000", 10, ""); return err }, "invalid_seq"},
 		{"AP09 bad contract id", func() error { _, err := f.Contracts.Events(t.Context(), f.t, dk, "C#1", "0", 10, ""); return err }, "invalid_contract_id"},
