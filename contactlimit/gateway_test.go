@@ -20,7 +20,7 @@ import (
 func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	const n = 50
 	var wg sync.WaitGroup
@@ -83,7 +83,7 @@ func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 func TestBlockedDaysAndTheLocalDate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	tests := []struct {
 		name      string
@@ -141,7 +141,7 @@ func TestTenantHolidayBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.reload(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	a, err := g.Claim(bg, f.t, claimAt(f.debtor(t, ""), thursday10))
 	if err != nil || a.Allowed || a.Reason != contactlimit.ReasonHoliday {
 		t.Fatalf("municipal holiday: %+v %v", a, err)
@@ -151,7 +151,7 @@ func TestTenantHolidayBlocks(t *testing.T) {
 func TestClaimCostsAtMostTwoWRU(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	ctx, usage := kit.Operation(bg, "test.claim")
 	if a, err := g.Claim(ctx, f.t, claimAt(dk, thursday10)); err != nil || !a.Allowed {
@@ -187,7 +187,7 @@ func TestStateWindowOptOutAndDispute(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.publish(t, map[string]policy.ContactWindow{"RJ": {Weekdays: &policy.Window{From: "09:00", To: "18:00"}}}, nil)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	rj, sp, anywhere := f.debtor(t, "RJ"), f.debtor(t, "SP"), f.debtor(t, "")
 	at := local("2026-09-24", 18, 30)
 	f.Clock.Set(at)
@@ -235,7 +235,7 @@ func TestStateWindowOptOutAndDispute(t *testing.T) {
 func TestBadClaimsWriteNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	tests := []struct {
 		name string
@@ -267,7 +267,7 @@ func TestBadClaimsWriteNothing(t *testing.T) {
 func TestRecordOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(contactlimit.Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	a, err := g.Claim(bg, f.t, claimAt(dk, thursday10))
 	if err != nil || !a.Allowed {

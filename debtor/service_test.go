@@ -182,8 +182,10 @@ func putContacts(t testing.TB, f *fixture, tn *tenant.Tenant, dk string, n int) 
 	}
 }
 
-func TestReadsAreOneQueryWithinBudget(t *testing.T) {
-	t.Parallel()
+// typicalDebtor is SPEC section 9's typical debtor: one contract of 12
+// instalments, the first due 2026-08-10, and 10 contacts.
+func typicalDebtor(t testing.TB) (*fixture, *tenant.Tenant, string) {
+	t.Helper()
 	f := newFixture(t, "t-a")
 	a := f.tenant(t, "t-a")
 	dk := f.register(t, a, "52998224725")
@@ -191,6 +193,12 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	putContacts(t, f, a, dk, 10)
+	return f, a, dk
+}
+
+func TestReadsAreOneQueryWithinBudget(t *testing.T) {
+	t.Parallel()
+	f, a, dk := typicalDebtor(t)
 
 	ctx, u := kit.Operation(bg, "test.view360")
 	v, err := f.Debtors.View(ctx, a, dk, debtor.DefaultViewLimit, "")
