@@ -22,46 +22,45 @@ import (
 func TestContractCreationCurrentAndDelinquent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	a := f.t
 	dk := f.register(t)
-	cur, err := f.Contracts.Create(t.Context(), a, dk, contract.Input{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-10-10", 12, 41230, 7560)}, actor)
+	cur, err := f.Contracts.Create(t.Context(), f.t, dk, contract.Input{ContractID: "C-CUR", ProductCode: "CREDIARIO_12X", Installments: enginetest.Monthly("2026-10-10", 12, 41230, 7560)}, actor)
 	if err != nil || cur.Status != contract.StatusActive || cur.Bucket != nil || *cur.NextAction != policy.DueCheck || *cur.NextActionDate != "2026-10-14" ||
 		cur.OutstandingCents != 12*(41230+7560) || cur.ChargesPolicy != "CP#v0000" || cur.DunningPolicy != "DP#v0000" || cur.Transactions != 1 {
 		t.Fatalf("current contract: %v %+v", err, cur)
 	}
 	// Policies change after the first contract: it keeps the old versions.
-	if _, _, err := f.Policies.PutCharges(t.Context(), a, policy.ChargesInput{FinePercent: "1.00", LateInterestMonthlyPercent: "1.00"}); err != nil {
+	if _, _, err := f.Policies.PutCharges(t.Context(), f.t, policy.ChargesInput{FinePercent: "1.00", LateInterestMonthlyPercent: "1.00"}); err != nil {
 		t.Fatal(err)
 	}
-	a = f.reload(t)
-	del, err := f.Contracts.Create(t.Context(), a, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: enginetest.Monthly("2026-08-10", 12, 10000, 500)}, actor)
+	f.reload(t)
+	del, err := f.Contracts.Create(t.Context(), f.t, dk, contract.Input{ContractID: "C-OLD", ProductCode: "CDC_24X", Installments: enginetest.Monthly("2026-08-10", 12, 10000, 500)}, actor)
 	if err != nil || del.Status != contract.StatusInCollection || *del.OldestOverdueDueDate != "2026-08-10" || del.DaysPastDue != 45 ||
 		*del.Bucket != regua.BucketD031_060 || *del.NextAction != "SMS_D45" || *del.NextActionDate != "2026-09-24" || del.ChargesPolicy != "CP#v0001" {
 		t.Fatalf("delinquent contract: %v %+v", err, del)
 	}
-	tn := f.Kit.Tenant(a.ID, a.CursorKey())
+	tn := f.Kit.Tenant(f.t.ID, f.t.CursorKey())
 	s := func(it kit.Item, name string) string {
 		if v, ok := it[name].(*types.AttributeValueMemberS); ok {
 			return v.Value
 		}
 		return ""
 	}
-	h, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-OLD")}, true)
-	shard := contract.Shard("C-OLD", a.Shards)
-	if s(h, "GSI1PK") != keys.Agenda(a.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(a.ID, regua.BucketD031_060) ||
-		s(h, "tenantId") != a.ID || s(h, "nextActionDate") != "2026-09-24" || s(h, "chargesPolicy") != "CP#v0001" || s(h, "type") != "CONTRACT" {
+	h, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Contract("C-OLD")}, true)
+	shard := contract.Shard("C-OLD", f.t.Shards)
+	if s(h, "GSI1PK") != keys.Agenda(f.t.ID, "2026-09-24", shard) || s(h, "GSI1SK") != "SMS_D45#C-OLD" || s(h, "GSI2PK") != keys.Bucket(f.t.ID, regua.BucketD031_060) ||
+		s(h, "tenantId") != f.t.ID || s(h, "nextActionDate") != "2026-09-24" || s(h, "chargesPolicy") != "CP#v0001" || s(h, "type") != "CONTRACT" {
 		t.Fatalf("header keys: %v", h)
 	}
-	c, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Contract("C-CUR")}, true)
+	c, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Contract("C-CUR")}, true)
 	if s(c, "GSI2PK") != "" || s(c, "bucket") != "" || s(c, "chargesPolicy") != "CP#v0000" {
 		t.Fatalf("a current contract is not in the portfolio and kept its policy: %v", c)
 	}
-	in, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 2)}, true)
+	in, _ := tn.Get(t.Context(), kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Installment("C-OLD", 2)}, true)
 	// Lateness is derived from today on every read, never stored.
 	if s(in, "status") != contract.InstOpen || s(in, "originalDueDate") != "2026-09-10" || s(in, "dueDate") != "2026-09-10" {
 		t.Fatalf("instalment 2: %v", in)
 	}
-	in, _ = tn.Get(t.Context(), kit.Key{PK: keys.Debtor(a.ID, dk), SK: keys.Installment("C-OLD", 3)}, true)
+	in, _ = tn.Get(t.Context(), kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Installment("C-OLD", 3)}, true)
 	if s(in, "status") != contract.InstOpen {
 		t.Fatalf("instalment 3 (due 2026-10-10) is open: %v", in)
 	}
@@ -181,31 +180,30 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 func TestTenantExtraHolidaysMoveTheAgenda(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	a := f.t
 	dk := f.register(t)
 	in := func(id string) contract.Input {
 		return contract.Input{ContractID: id, ProductCode: "P", Installments: []contract.InstallmentInput{{Seq: 1, DueDate: "2026-10-09", PrincipalCents: contract.Cents(100), InterestCents: contract.Cents(0)}}}
 	}
 	// Friday Oct 9 is payable that day; Monday Oct 12 is a national holiday.
-	out, err := f.Contracts.Create(t.Context(), a, dk, in("C-1"), actor)
+	out, err := f.Contracts.Create(t.Context(), f.t, dk, in("C-1"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-13" {
 		t.Fatalf("national calendar: %v %+v", err, out)
 	}
-	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{Dates: []string{"2026-10-09", "2026-10-09", "2027-01-25"}}); err != nil {
+	if _, err := f.Tenants.SetHolidays(t.Context(), f.t, tenant.HolidaysInput{Dates: []string{"2026-10-09", "2026-10-09", "2027-01-25"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{Dates: []string{"2026-02-30"}}); code(err) != "invalid_date" {
+	if _, err := f.Tenants.SetHolidays(t.Context(), f.t, tenant.HolidaysInput{Dates: []string{"2026-02-30"}}); code(err) != "invalid_date" {
 		t.Fatalf("bad date: %v", err)
 	}
-	if _, err := f.Tenants.SetHolidays(t.Context(), a, tenant.HolidaysInput{}); code(err) != "tenant_changed" {
+	if _, err := f.Tenants.SetHolidays(t.Context(), f.t, tenant.HolidaysInput{}); code(err) != "tenant_changed" {
 		t.Fatalf("stale tenant version: %v", err)
 	}
-	a = f.reload(t)
-	if len(a.Holidays) != 2 || !a.Calendar().IsHoliday(calendar.MustParse("2026-10-09")) {
-		t.Fatalf("holidays: %v", a.Holidays)
+	f.reload(t)
+	if len(f.t.Holidays) != 2 || !f.t.Calendar().IsHoliday(calendar.MustParse("2026-10-09")) {
+		t.Fatalf("holidays: %v", f.t.Holidays)
 	}
 	// With the tenant's holiday on Friday, it is payable on Tuesday 13.
-	out, err = f.Contracts.Create(t.Context(), a, dk, in("C-2"), actor)
+	out, err = f.Contracts.Create(t.Context(), f.t, dk, in("C-2"), actor)
 	if err != nil || *out.NextActionDate != "2026-10-14" {
 		t.Fatalf("tenant calendar: %v %+v", err, out)
 	}
