@@ -1,22 +1,13 @@
-package contactlimit
+package contactlimit_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
-	"lastro/collections/clock"
-	"lastro/collections/kit"
-	"lastro/collections/pii"
-	"lastro/collections/secret"
-	"lastro/collections/table"
-	"lastro/ddblocal"
-	"lastro/ddblocal/ddbtest"
+	"lastro/contactlimit"
 	"lastro/debtor"
+	"lastro/engine/enginetest"
 	"lastro/policy"
 	"lastro/tenant"
 )
@@ -46,19 +37,6 @@ func local(date string, h, m int) time.Time {
 // thursday10 is Thursday 2026-09-24, 10:00 in São Paulo: inside the window.
 var thursday10 = local("2026-09-24", 10, 0)
 
-// syncBuffer collects log output from concurrent goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // Synthetic personal data: none of it may reach a log line or an item
 // outside the sealed PROFILE.
 const (
@@ -67,84 +45,42 @@ const (
 	testName  = "Pessoa Sintética da Silva"
 )
 
+// fixture is the engine (enginetest) with the tests' tenant loaded and
+// its API keys.
 type fixture struct {
-	kit      *kit.Kit
-	tenants  *tenant.Service
-	policies *policy.Service
-	debtors  *debtor.Service
-	clock    *clock.Manual
-	t        *tenant.Tenant
-	logs     *syncBuffer
-	log      *slog.Logger
-	docs     int
+	*enginetest.Env
+	t    *tenant.Tenant
+	keys enginetest.Keys
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	srv := ddbtest.Start(t, ddblocal.Options{})
-	db := ddbtest.NewClient(srv.URL, nil)
-	if _, err := table.Ensure(bg, db, "lastro"); err != nil {
-		t.Fatal(err)
-	}
-	k := kit.New(db, "lastro")
-	key := secret.Random(32)
-	box, _ := secret.New(key)
-	c := clock.NewManual(thursday10)
-	tenants := tenant.NewService(k, box, c, 16)
-	if _, err := tenants.Create(bg, tenant.CreateInput{TenantID: "t-contact", Name: "Crediário Teste"}); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := pii.NewLocal(bg, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	pol := policy.NewService(k, tenants, c)
-	f := &fixture{kit: k, tenants: tenants, policies: pol, clock: c, logs: logs,
-		log:     slog.New(slog.NewJSONHandler(logs, nil)),
-		debtors: debtor.NewService(debtor.Deps{Kit: k, Tenants: tenants, Sealer: sealer, Clock: c})}
-	f.reload(t)
+	f := &fixture{Env: enginetest.New(t, enginetest.At(thursday10))}
+	f.t, f.keys = f.Tenant(t, "t-contact")
 	return f
 }
 
 func (f *fixture) reload(t testing.TB) {
 	t.Helper()
-	f.tenants.Invalidate("t-contact")
+	f.Tenants.Invalidate(f.t.ID)
 	var err error
-	if f.t, err = f.tenants.Get(bg, "t-contact"); err != nil {
+	if f.t, err = f.Tenants.Get(bg, f.t.ID); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (f *fixture) gateway(d Deps) *Gateway {
-	d.Kit, d.Tenants, d.Policies, d.Clock, d.Logger = f.kit, f.tenants, f.policies, f.clock, f.log
-	return New(d)
-}
-
-// cpf returns a valid synthetic CPF, a different one per call.
-func (f *fixture) cpf() string {
-	f.docs++
-	base := fmt.Sprintf("%09d", 100000000+f.docs*7919)
-	digit := func(s string, w int) byte {
-		sum := 0
-		for i := range s {
-			sum += int(s[i]-'0') * (w - i)
-		}
-		r := sum * 10 % 11
-		if r == 10 {
-			r = 0
-		}
-		return byte('0' + r)
-	}
-	d1 := digit(base, 10)
-	d2 := digit(base+string(d1), 11)
-	return base + string(d1) + string(d2)
+// gateway is a contact gateway on the engine's store, clock and logger
+// with the sender and address book of d (the engine's own, f.Contacts,
+// delivers nothing).
+func (f *fixture) gateway(d contactlimit.Deps) *contactlimit.Gateway {
+	d.Kit, d.Tenants, d.Policies, d.Clock, d.Logger = f.Kit, f.Tenants, f.Policies, f.Clock, f.Log
+	return contactlimit.New(d)
 }
 
 // debtor registers a debtor (optionally in a state) and returns its key.
 func (f *fixture) debtor(t testing.TB, uf string) string {
 	t.Helper()
-	r, err := f.debtors.Register(bg, f.t, debtor.RegisterInput{Document: f.cpf(), Name: testName, Phone: testPhone, Email: testEmail, UF: uf},
+	r, err := f.Debtors.Register(bg, f.t, debtor.RegisterInput{Document: f.CPF(), Name: testName, Phone: testPhone, Email: testEmail, UF: uf},
 		debtor.Actor{Role: "operator"})
 	if err != nil {
 		t.Fatal(err)
@@ -157,23 +93,23 @@ func (f *fixture) debtor(t testing.TB, uf string) string {
 func (f *fixture) publish(t testing.TB, states map[string]policy.ContactWindow, templates map[string]string) {
 	t.Helper()
 	d := policy.DefaultDunning()
-	if _, _, err := f.policies.PutDunning(bg, f.t, policy.DunningInput{Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: 3,
+	if _, _, err := f.Policies.PutDunning(bg, f.t, policy.DunningInput{Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: 3,
 		BureauNoticeToReportDays: 15, StateWindows: states, Templates: templates}); err != nil {
 		t.Fatal(err)
 	}
 	f.reload(t)
 }
 
-func claimAt(dk string, at time.Time) Claim {
-	return Claim{DebtorKey: dk, ContractID: "C-1", Channel: SMS, Template: "SMS_D5", Action: "SMS_D5", At: at,
+func claimAt(dk string, at time.Time) contactlimit.Claim {
+	return contactlimit.Claim{DebtorKey: dk, ContractID: "C-1", Channel: contactlimit.SMS, Template: "SMS_D5", Action: "SMS_D5", At: at,
 		Actor: debtor.Actor{Role: "worker"}}
 }
 
 // addresses is a test address book.
 type addresses struct{}
 
-func (addresses) Address(_ context.Context, _ *tenant.Tenant, _ string, ch Channel) (string, error) {
-	if ch == Email {
+func (addresses) Address(_ context.Context, _ *tenant.Tenant, _ string, ch contactlimit.Channel) (string, error) {
+	if ch == contactlimit.Email {
 		return testEmail, nil
 	}
 	return testPhone, nil

@@ -1,4 +1,4 @@
-package contactlimit
+package contactlimit_test
 
 import (
 	"slices"
@@ -12,6 +12,7 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/contactlimit"
 	"lastro/policy"
 	"lastro/tenant"
 )
@@ -19,11 +20,11 @@ import (
 func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	const n = 50
 	var wg sync.WaitGroup
-	results := make([]Attempt, n)
+	results := make([]contactlimit.Attempt, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Add(1)
@@ -42,7 +43,7 @@ func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 		switch {
 		case a.Allowed:
 			numbers = append(numbers, a.AttemptNumber)
-		case a.Reason == ReasonLimit && a.AttemptNumber == 0:
+		case a.Reason == contactlimit.ReasonLimit && a.AttemptNumber == 0:
 			blocked++
 		default:
 			t.Fatalf("claim %d: %+v", i, a)
@@ -66,7 +67,7 @@ func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 		t.Fatalf("day view: %d items (%d allowed), counter %d", len(day.Items), allowed, day.Counter)
 	}
 	// The counter's TTL is housekeeping: the date + 8 days.
-	it, err := f.kit.Tenant(f.t.ID, f.t.CursorKey()).Get(bg, kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Limit("2026-09-24")}, true)
+	it, err := f.Kit.Tenant(f.t.ID, f.t.CursorKey()).Get(bg, kit.Key{PK: keys.Debtor(f.t.ID, dk), SK: keys.Limit("2026-09-24")}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,28 +83,28 @@ func TestConcurrentClaimsNeverExceedTheLimit(t *testing.T) {
 func TestBlockedDaysAndTheLocalDate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	tests := []struct {
 		name      string
 		at        time.Time
-		reason    Reason // "" = allowed
+		reason    contactlimit.Reason // "" = allowed
 		localDate string
 		window    string
 	}{
 		// 02:30 UTC on Friday is 23:30 on Thursday in São Paulo: Thursday's
 		// counter and evidence, outside Thursday's window.
-		{"02:30 UTC belongs to the previous day", time.Date(2026, 9, 25, 2, 30, 0, 0, time.UTC), ReasonWindow, "2026-09-24", "08:00-20:00"},
-		{"Sunday", local("2026-09-27", 10, 0), ReasonWindow, "2026-09-27", "none"},
-		{"national holiday", local("2026-10-12", 10, 0), ReasonHoliday, "2026-10-12", "none"},
-		{"20:01", local("2026-09-24", 20, 1), ReasonWindow, "2026-09-24", "08:00-20:00"},
-		{"before 08:00", local("2026-09-24", 7, 59), ReasonWindow, "2026-09-24", "08:00-20:00"},
-		{"Saturday after 14:00", local("2026-09-26", 14, 0), ReasonWindow, "2026-09-26", "08:00-14:00"},
+		{"02:30 UTC belongs to the previous day", time.Date(2026, 9, 25, 2, 30, 0, 0, time.UTC), contactlimit.ReasonWindow, "2026-09-24", "08:00-20:00"},
+		{"Sunday", local("2026-09-27", 10, 0), contactlimit.ReasonWindow, "2026-09-27", "none"},
+		{"national holiday", local("2026-10-12", 10, 0), contactlimit.ReasonHoliday, "2026-10-12", "none"},
+		{"20:01", local("2026-09-24", 20, 1), contactlimit.ReasonWindow, "2026-09-24", "08:00-20:00"},
+		{"before 08:00", local("2026-09-24", 7, 59), contactlimit.ReasonWindow, "2026-09-24", "08:00-20:00"},
+		{"Saturday after 14:00", local("2026-09-26", 14, 0), contactlimit.ReasonWindow, "2026-09-26", "08:00-14:00"},
 		{"Saturday morning", local("2026-09-26", 9, 0), "", "2026-09-26", "08:00-14:00"},
 		{"19:59", local("2026-09-24", 19, 59), "", "2026-09-24", "08:00-20:00"},
 	}
 	for _, tt := range tests {
-		f.clock.Set(tt.at)
+		f.Clock.Set(tt.at)
 		a, err := g.Claim(bg, f.t, claimAt(dk, tt.at))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
@@ -118,8 +119,8 @@ func TestBlockedDaysAndTheLocalDate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		found := slices.IndexFunc(day.Items, func(e Attempt) bool { return e.AttemptID == a.AttemptID })
-		if found < 0 || day.Items[found].Reason != tt.reason || day.Items[found].Outcome != map[bool]string{true: OutcomePending, false: OutcomeBlocked}[a.Allowed] {
+		found := slices.IndexFunc(day.Items, func(e contactlimit.Attempt) bool { return e.AttemptID == a.AttemptID })
+		if found < 0 || day.Items[found].Reason != tt.reason || day.Items[found].Outcome != map[bool]string{true: contactlimit.OutcomePending, false: contactlimit.OutcomeBlocked}[a.Allowed] {
 			t.Errorf("%s: no matching evidence in the day view %+v", tt.name, day.Items)
 		}
 	}
@@ -136,13 +137,13 @@ func TestBlockedDaysAndTheLocalDate(t *testing.T) {
 func TestTenantHolidayBlocks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	if _, err := f.tenants.SetHolidays(bg, f.t, tenant.HolidaysInput{Dates: []string{"2026-09-24"}}); err != nil {
+	if _, err := f.Tenants.SetHolidays(bg, f.t, tenant.HolidaysInput{Dates: []string{"2026-09-24"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.reload(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	a, err := g.Claim(bg, f.t, claimAt(f.debtor(t, ""), thursday10))
-	if err != nil || a.Allowed || a.Reason != ReasonHoliday {
+	if err != nil || a.Allowed || a.Reason != contactlimit.ReasonHoliday {
 		t.Fatalf("municipal holiday: %+v %v", a, err)
 	}
 }
@@ -150,7 +151,7 @@ func TestTenantHolidayBlocks(t *testing.T) {
 func TestClaimCostsAtMostTwoWRU(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	ctx, usage := kit.Operation(bg, "test.claim")
 	if a, err := g.Claim(ctx, f.t, claimAt(dk, thursday10)); err != nil || !a.Allowed {
@@ -164,7 +165,7 @@ func TestClaimCostsAtMostTwoWRU(t *testing.T) {
 		t.Fatalf("caller's operation absorbed %.1f WRU", usage.WRU())
 	}
 	ops := map[string]kit.OpTotal{}
-	for _, op := range f.kit.Meter().Snapshot() {
+	for _, op := range f.Kit.Meter().Snapshot() {
 		ops[op.Name] = op
 	}
 	limit, evidence, prof := ops["contact.claim"], ops["contact.evidence"], ops["contact.profile"]
@@ -186,21 +187,21 @@ func TestStateWindowOptOutAndDispute(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.publish(t, map[string]policy.ContactWindow{"RJ": {Weekdays: &policy.Window{From: "09:00", To: "18:00"}}}, nil)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	rj, sp, anywhere := f.debtor(t, "RJ"), f.debtor(t, "SP"), f.debtor(t, "")
 	at := local("2026-09-24", 18, 30)
-	f.clock.Set(at)
+	f.Clock.Set(at)
 	tests := []struct {
 		name   string
-		claim  Claim
-		reason Reason
+		claim  contactlimit.Claim
+		reason contactlimit.Reason
 		window string
 	}{
-		{"RJ debtor after the state's window", claimAt(rj, at), ReasonWindow, "09:00-18:00"},
+		{"RJ debtor after the state's window", claimAt(rj, at), contactlimit.ReasonWindow, "09:00-18:00"},
 		{"SP debtor, no state window", claimAt(sp, at), "", "08:00-20:00"},
 		{"unknown state", claimAt(anywhere, at), "", "08:00-20:00"},
-		{"caller says RJ", func() Claim { c := claimAt(anywhere, at); c.UF = "RJ"; return c }(), ReasonWindow, "09:00-18:00"},
-		{"disputed", func() Claim { c := claimAt(sp, at); c.Disputed = true; return c }(), ReasonDispute, "08:00-20:00"},
+		{"caller says RJ", func() contactlimit.Claim { c := claimAt(anywhere, at); c.UF = "RJ"; return c }(), contactlimit.ReasonWindow, "09:00-18:00"},
+		{"disputed", func() contactlimit.Claim { c := claimAt(sp, at); c.Disputed = true; return c }(), contactlimit.ReasonDispute, "08:00-20:00"},
 	}
 	for _, tt := range tests {
 		a, err := g.Claim(bg, f.t, tt.claim)
@@ -209,24 +210,24 @@ func TestStateWindowOptOutAndDispute(t *testing.T) {
 		}
 	}
 	// Opt-out is per channel and takes effect on the next claim.
-	if err := g.SetOptOut(bg, f.t, sp, SMS, true); err != nil {
+	if err := g.SetOptOut(bg, f.t, sp, contactlimit.SMS, true); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := g.Claim(bg, f.t, claimAt(sp, at)); err != nil || a.Allowed || a.Reason != ReasonOptOut {
+	if a, err := g.Claim(bg, f.t, claimAt(sp, at)); err != nil || a.Allowed || a.Reason != contactlimit.ReasonOptOut {
 		t.Fatalf("opted-out SMS: %+v %v", a, err)
 	}
 	email := claimAt(sp, at)
-	email.Channel = Email
+	email.Channel = contactlimit.Email
 	if a, err := g.Claim(bg, f.t, email); err != nil || !a.Allowed {
 		t.Fatalf("e-mail after SMS opt-out: %+v %v", a, err)
 	}
-	if err := g.SetOptOut(bg, f.t, sp, SMS, false); err != nil {
+	if err := g.SetOptOut(bg, f.t, sp, contactlimit.SMS, false); err != nil {
 		t.Fatal(err)
 	}
 	if a, err := g.Claim(bg, f.t, claimAt(sp, at)); err != nil || !a.Allowed || a.AttemptNumber != 3 {
 		t.Fatalf("opted back in: %+v %v", a, err)
 	}
-	if err := g.SetOptOut(bg, f.t, "0123456789abcdef", SMS, true); !errs.Is(err, errs.NotFound) {
+	if err := g.SetOptOut(bg, f.t, "0123456789abcdef", contactlimit.SMS, true); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("opt-out of an unknown debtor: %v", err)
 	}
 }
@@ -234,21 +235,21 @@ func TestStateWindowOptOutAndDispute(t *testing.T) {
 func TestBadClaimsWriteNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	tests := []struct {
 		name string
-		mod  func(*Claim)
+		mod  func(*contactlimit.Claim)
 		kind errs.Kind
 		code string
 	}{
-		{"channel", func(c *Claim) { c.Channel = "PIGEON" }, errs.Invalid, "invalid_channel"},
-		{"contract", func(c *Claim) { c.ContractID = "C#1" }, errs.Invalid, "invalid_contract_id"},
-		{"template", func(c *Claim) { c.Template = "sms d5" }, errs.Invalid, "invalid_template"},
-		{"debtor key", func(c *Claim) { c.DebtorKey = "XYZ" }, errs.Invalid, "invalid_debtor_key"},
-		{"uf", func(c *Claim) { c.UF = "ZZ" }, errs.Invalid, "invalid_uf"},
-		{"another day", func(c *Claim) { c.At = thursday10.Add(-24 * time.Hour) }, errs.Invalid, "invalid_at"},
-		{"unknown debtor", func(c *Claim) { c.DebtorKey = "0123456789abcdef" }, errs.NotFound, "debtor_not_found"},
+		{"channel", func(c *contactlimit.Claim) { c.Channel = "PIGEON" }, errs.Invalid, "invalid_channel"},
+		{"contract", func(c *contactlimit.Claim) { c.ContractID = "C#1" }, errs.Invalid, "invalid_contract_id"},
+		{"template", func(c *contactlimit.Claim) { c.Template = "sms d5" }, errs.Invalid, "invalid_template"},
+		{"debtor key", func(c *contactlimit.Claim) { c.DebtorKey = "XYZ" }, errs.Invalid, "invalid_debtor_key"},
+		{"uf", func(c *contactlimit.Claim) { c.UF = "ZZ" }, errs.Invalid, "invalid_uf"},
+		{"another day", func(c *contactlimit.Claim) { c.At = thursday10.Add(-24 * time.Hour) }, errs.Invalid, "invalid_at"},
+		{"unknown debtor", func(c *contactlimit.Claim) { c.DebtorKey = "0123456789abcdef" }, errs.NotFound, "debtor_not_found"},
 	}
 	for _, tt := range tests {
 		c := claimAt(dk, thursday10)
@@ -266,7 +267,7 @@ func TestBadClaimsWriteNothing(t *testing.T) {
 func TestRecordOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	g := f.gateway(Deps{})
+	g := f.Contacts
 	dk := f.debtor(t, "")
 	a, err := g.Claim(bg, f.t, claimAt(dk, thursday10))
 	if err != nil || !a.Allowed {
@@ -275,19 +276,19 @@ func TestRecordOnce(t *testing.T) {
 	if _, err := g.Record(bg, f.t, a, "DELIVERED", ""); !errs.Is(err, errs.Invalid) {
 		t.Fatalf("unknown outcome: %v", err)
 	}
-	sent, err := g.Record(bg, f.t, a, OutcomeSent, "")
-	if err != nil || sent.Outcome != OutcomeSent {
+	sent, err := g.Record(bg, f.t, a, contactlimit.OutcomeSent, "")
+	if err != nil || sent.Outcome != contactlimit.OutcomeSent {
 		t.Fatalf("record: %+v %v", sent, err)
 	}
-	if _, err := g.Record(bg, f.t, a, OutcomeFailed, "late"); !errs.Is(err, errs.Conflict) {
+	if _, err := g.Record(bg, f.t, a, contactlimit.OutcomeFailed, "late"); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("second outcome: %v", err)
 	}
-	f.clock.Set(thursday10.Add(11 * time.Hour)) // 21:00
+	f.Clock.Set(thursday10.Add(11 * time.Hour)) // 21:00
 	blocked, err := g.Claim(bg, f.t, claimAt(dk, thursday10.Add(11*time.Hour)))
 	if err != nil || blocked.Allowed {
 		t.Fatal(blocked, err)
 	}
-	if _, err := g.Record(bg, f.t, blocked, OutcomeSent, ""); !errs.Is(err, errs.Rule) {
+	if _, err := g.Record(bg, f.t, blocked, contactlimit.OutcomeSent, ""); !errs.Is(err, errs.Rule) {
 		t.Fatalf("outcome of a blocked attempt: %v", err)
 	}
 	day, _ := g.Day(bg, f.t, dk, "2026-09-24", 100, "")
@@ -295,7 +296,7 @@ func TestRecordOnce(t *testing.T) {
 	for _, e := range day.Items {
 		outcomes[e.AttemptID] = e.Outcome
 	}
-	if outcomes[a.AttemptID] != OutcomeSent || outcomes[blocked.AttemptID] != OutcomeBlocked {
+	if outcomes[a.AttemptID] != contactlimit.OutcomeSent || outcomes[blocked.AttemptID] != contactlimit.OutcomeBlocked {
 		t.Fatalf("outcomes %v", outcomes)
 	}
 }

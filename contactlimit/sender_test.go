@@ -1,4 +1,4 @@
-package contactlimit
+package contactlimit_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lastro/collections/clock"
+	"lastro/contactlimit"
 	"lastro/settlement"
 	"lastro/tenant"
 )
@@ -34,9 +35,9 @@ func TestOutboxWritesOneLinePerSentMessage(t *testing.T) {
 	f := newFixture(t)
 	f.publish(t, nil, map[string]string{"SMS_D5": "{{tenantName}}: contrato {{contractId}}, {{amount}} desde {{dueDate}}."})
 	path := filepath.Join(t.TempDir(), "outbox.jsonl")
-	g := f.gateway(Deps{Sender: NewOutbox(path), Addresses: addresses{}})
+	g := f.gateway(contactlimit.Deps{Sender: contactlimit.NewOutbox(path), Addresses: addresses{}})
 	dk := f.debtor(t, "")
-	var sent []Attempt
+	var sent []contactlimit.Attempt
 	for i := range 5 { // the limit is 3: two are blocked and never written
 		c := claimAt(dk, thursday10.Add(time.Duration(i)*time.Minute))
 		c.AmountCents, c.DueDate = 123456, "2026-09-10"
@@ -45,11 +46,11 @@ func TestOutboxWritesOneLinePerSentMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a.Allowed {
-			if a.Outcome != OutcomeSent {
+			if a.Outcome != contactlimit.OutcomeSent {
 				t.Fatalf("outcome %+v", a)
 			}
 			sent = append(sent, a)
-		} else if a.Reason != ReasonLimit || a.Outcome != OutcomeBlocked {
+		} else if a.Reason != contactlimit.ReasonLimit || a.Outcome != contactlimit.OutcomeBlocked {
 			t.Fatalf("blocked %+v", a)
 		}
 	}
@@ -61,10 +62,10 @@ func TestOutboxWritesOneLinePerSentMessage(t *testing.T) {
 	if st, _ := fh.Stat(); st.Mode().Perm() != 0o600 {
 		t.Errorf("outbox mode %v: it holds addresses", st.Mode().Perm())
 	}
-	var lines []Message
+	var lines []contactlimit.Message
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
-		var m Message
+		var m contactlimit.Message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
@@ -74,18 +75,18 @@ func TestOutboxWritesOneLinePerSentMessage(t *testing.T) {
 		t.Fatalf("%d lines for %d sent messages", len(lines), len(sent))
 	}
 	for i, m := range lines {
-		if m.AttemptID != sent[i].AttemptID || m.To != testPhone || m.Channel != SMS ||
-			m.Text != "Crediário Teste: contrato C-1, R$ 1.234,56 desde 2026-09-10." {
+		if m.AttemptID != sent[i].AttemptID || m.To != testPhone || m.Channel != contactlimit.SMS ||
+			m.Text != f.t.Name+": contrato C-1, R$ 1.234,56 desde 2026-09-10." {
 			t.Errorf("line %d: %+v", i, m)
 		}
 	}
 	day, _ := g.Day(bg, f.t, dk, "2026-09-24", 100, "")
 	for _, e := range day.Items {
-		if e.Allowed && e.Outcome != OutcomeSent {
+		if e.Allowed && e.Outcome != contactlimit.OutcomeSent {
 			t.Errorf("evidence %s outcome %s", e.AttemptID, e.Outcome)
 		}
 	}
-	noPersonalData(t, f.logs.String())
+	noPersonalData(t, f.Logs.String())
 }
 
 // provider is a messaging provider on loopback that verifies our
@@ -96,7 +97,7 @@ type provider struct {
 	failures int
 	calls    int
 	verified int
-	bodies   []Message
+	bodies   []contactlimit.Message
 }
 
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +114,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "try again", http.StatusInternalServerError)
 		return
 	}
-	var m Message
+	var m contactlimit.Message
 	_ = json.Unmarshal(body, &m)
 	p.bodies = append(p.bodies, m)
 	w.WriteHeader(http.StatusAccepted)
@@ -124,7 +125,7 @@ func (f *fixture) provider(t *testing.T, failures int) *provider {
 	p := &provider{failures: failures}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
-	out, err := f.tenants.SetMessaging(bg, f.t, tenant.MessagingInput{URL: srv.URL + "/hook"})
+	out, err := f.Tenants.SetMessaging(bg, f.t, tenant.MessagingInput{URL: srv.URL + "/hook"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +138,17 @@ func TestWebhookSignsAndRetries(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	p := f.provider(t, 1)
-	wh := &Webhook{Clock: clock.System{}, Logger: f.log, BaseDelay: time.Millisecond}
-	g := f.gateway(Deps{Sender: wh, Addresses: addresses{}})
+	wh := &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, BaseDelay: time.Millisecond}
+	g := f.gateway(contactlimit.Deps{Sender: wh, Addresses: addresses{}})
 	dk := f.debtor(t, "")
 	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
-	if err != nil || a.Outcome != OutcomeSent {
+	if err != nil || a.Outcome != contactlimit.OutcomeSent {
 		t.Fatalf("send: %+v %v", a, err)
 	}
 	if p.calls != 2 || p.verified != 2 || len(p.bodies) != 1 || p.bodies[0].AttemptID != a.AttemptID || p.bodies[0].To != testPhone {
 		t.Fatalf("provider saw %d calls (%d verified): %+v", p.calls, p.verified, p.bodies)
 	}
-	logs := f.logs.String()
+	logs := f.Logs.String()
 	if !strings.Contains(logs, "retrying") || !strings.Contains(logs, "status_500") {
 		t.Fatalf("the retry is not logged:\n%s", logs)
 	}
@@ -158,22 +159,22 @@ func TestWebhookGivesUpAndRecordsTheFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	p := f.provider(t, 100)
-	g := f.gateway(Deps{Sender: &Webhook{Clock: clock.System{}, Logger: f.log, Attempts: 3, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	g := f.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, Attempts: 3, BaseDelay: time.Millisecond}, Addresses: addresses{}})
 	dk := f.debtor(t, "")
 	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
-	if err == nil || a.Outcome != OutcomeFailed || a.OutcomeDetail != "status_500" || p.calls != 3 {
+	if err == nil || a.Outcome != contactlimit.OutcomeFailed || a.OutcomeDetail != "status_500" || p.calls != 3 {
 		t.Fatalf("after 3 failures: %+v %v (calls %d)", a, err, p.calls)
 	}
 	// A wrong secret is a 401 from the provider: final, not retried.
 	f2 := newFixture(t)
 	p2 := f2.provider(t, 0)
 	p2.secret = "another secret"
-	g2 := f2.gateway(Deps{Sender: &Webhook{Clock: clock.System{}, Logger: f2.log, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	g2 := f2.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f2.Log, BaseDelay: time.Millisecond}, Addresses: addresses{}})
 	a, err = g2.Send(bg, f2.t, claimAt(f2.debtor(t, ""), thursday10))
 	if err == nil || a.OutcomeDetail != "status_401" || p2.calls != 1 {
 		t.Fatalf("rejected signature: %+v %v (calls %d)", a, err, p2.calls)
 	}
-	noPersonalData(t, f.logs.String()+f2.logs.String())
+	noPersonalData(t, f.Logs.String()+f2.Logs.String())
 	if strings.Contains(err.Error(), "127.0.0.1") {
 		t.Fatalf("the error names the provider's URL: %v", err)
 	}

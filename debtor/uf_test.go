@@ -1,4 +1,4 @@
-package debtor
+package debtor_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/debtor"
 )
 
 func TestRegisterKeepsTheStateInClear(t *testing.T) {
@@ -14,26 +15,26 @@ func TestRegisterKeepsTheStateInClear(t *testing.T) {
 	f := newFixture(t, "t-uf")
 	tn := f.tenant(t, "t-uf")
 	for _, bad := range []string{"rj", "XX", "R", "SPP"} {
-		if _, err := f.s.Register(bg, tn, RegisterInput{Document: "52998224725", Name: "Pessoa Sintética", UF: bad}, actor); code(err) != "invalid_uf" {
+		if _, err := f.Debtors.Register(bg, tn, debtor.RegisterInput{Document: "52998224725", Name: "Pessoa Sintética", UF: bad}, actor); code(err) != "invalid_uf" {
 			t.Errorf("uf %q: %v", bad, err)
 		}
 	}
 	if items := f.items(t, tn, "0000000000000000"); len(items) != 0 {
 		t.Fatalf("refused registration wrote %d items", len(items))
 	}
-	r, err := f.s.Register(bg, tn, RegisterInput{Document: "52998224725", Name: "Pessoa Sintética", UF: "RJ"}, actor)
+	r, err := f.Debtors.Register(bg, tn, debtor.RegisterInput{Document: "52998224725", Name: "Pessoa Sintética", UF: "RJ"}, actor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := f.kit.Tenant(tn.ID, tn.CursorKey()).Get(bg, kit.Key{PK: keys.Debtor(tn.ID, r.DebtorKey), SK: keys.ProfileSK}, true)
+	it, err := f.Kit.Tenant(tn.ID, tn.CursorKey()).Get(bg, kit.Key{PK: keys.Debtor(tn.ID, r.DebtorKey), SK: keys.ProfileSK}, true)
 	if err != nil || it == nil {
 		t.Fatalf("profile: %v", err)
 	}
-	var p profileItem
+	var p debtor.ProfileItem
 	if err := attributevalue.UnmarshalMap(it, &p); err != nil || p.UF != "RJ" || len(p.OptOut) != 0 {
 		t.Fatalf("profile uf %q optOut %v: %v", p.UF, p.OptOut, err)
 	}
-	v, err := f.s.View(bg, tn, r.DebtorKey, 10, "")
+	v, err := f.Debtors.View(bg, tn, r.DebtorKey, 10, "")
 	if err != nil || v.Profile == nil || v.Profile.UF != "RJ" {
 		t.Fatalf("360 profile: %v %+v", err, v)
 	}

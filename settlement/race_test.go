@@ -1,4 +1,4 @@
-package settlement
+package settlement_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/policy"
+	"lastro/settlement"
 )
 
 // contact is what a worker would do next for a late contract: SMS_D5 on
@@ -65,11 +66,11 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 				v := c.Header.Version
 				read <- v
 				<-resume
-				errc <- f.contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate)
+				errc <- f.Contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate)
 			}()
 			<-read
-			out, err := f.s.Apply(bg, f.t, pay("stl-r", ch.ChargeID, amount(ch.AmountCents), paidAt))
-			if err != nil || out.Status != StatusApplied {
+			out, err := f.Settlement.Apply(bg, f.t, pay("stl-r", ch.ChargeID, amount(ch.AmountCents), paidAt))
+			if err != nil || out.Status != settlement.StatusApplied {
 				t.Fatalf("settlement: %+v %v", out, err)
 			}
 			close(resume)
@@ -83,7 +84,7 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 			f := newFixture(t)
 			dk, ch := lateContract(t, f, "C-r")
 			attempts := 0
-			f.s.beforeWrite = func(attempt int) {
+			f.Settlement.SetBeforeWrite(func(attempt int) {
 				attempts = attempt
 				if attempt != 1 {
 					return
@@ -91,12 +92,12 @@ func TestSettlementAndRescheduleRace(t *testing.T) {
 				// The worker reads the contract (still late) and moves it to
 				// a contact action, committing before the payment does.
 				v := f.load(t, dk, "C-r").Header.Version
-				if err := f.contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate); err != nil {
+				if err := f.Contracts.Reschedule(bg, f.t, dk, "C-r", v, contact, contactDate); err != nil {
 					t.Errorf("reschedule: %v", err)
 				}
-			}
-			out, err := f.s.Apply(bg, f.t, pay("stl-r", ch.ChargeID, amount(ch.AmountCents), paidAt))
-			if err != nil || out.Status != StatusApplied || attempts != 2 {
+			})
+			out, err := f.Settlement.Apply(bg, f.t, pay("stl-r", ch.ChargeID, amount(ch.AmountCents), paidAt))
+			if err != nil || out.Status != settlement.StatusApplied || attempts != 2 {
 				t.Fatalf("settlement: %+v %v after %d attempts", out, err, attempts)
 			}
 			paidContractHasNoContact(t, f, dk, "C-r", false)
@@ -121,12 +122,12 @@ func TestSettlementAndRescheduleAtTheSameInstant(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			rerr = f.contracts.Reschedule(bg, f.t, dk, id, v, contact, contactDate)
+			rerr = f.Contracts.Reschedule(bg, f.t, dk, id, v, contact, contactDate)
 		}()
 		go func() {
 			defer wg.Done()
 			<-start
-			_, serr = f.s.Apply(bg, f.t, pay("stl-"+id, ch.ChargeID, ch.AmountCents, paidAt))
+			_, serr = f.Settlement.Apply(bg, f.t, pay("stl-"+id, ch.ChargeID, ch.AmountCents, paidAt))
 		}()
 		close(start)
 		wg.Wait()

@@ -1,4 +1,4 @@
-package settlement
+package settlement_test
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/policy"
+	"lastro/settlement"
 )
 
 // paidAt: 09:00 in São Paulo on the test's day, as the charges are issued
@@ -48,12 +49,12 @@ func TestPaymentCuresTheContractInOneCommit(t *testing.T) {
 	}
 
 	ctx, usage := kit.Operation(bg, "test.settlement")
-	out, err := f.s.Apply(ctx, f.t, pay("stl-1", ch.ChargeID, ch.AmountCents, paidAt))
+	out, err := f.Settlement.Apply(ctx, f.t, pay("stl-1", ch.ChargeID, ch.AmountCents, paidAt))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != StatusApplied || out.Outcome != OutcomeApplied || out.AppliedCents != 102467 || out.CreditCents != 0 ||
-		out.ContractStatus != contract.StatusActive || !reflect.DeepEqual(out.AppliedTo, []Applied{{Seq: 1, Cents: 102467, Settled: true}}) || !out.QuoteHonoured {
+	if out.Status != settlement.StatusApplied || out.Outcome != settlement.OutcomeApplied || out.AppliedCents != 102467 || out.CreditCents != 0 ||
+		out.ContractStatus != contract.StatusActive || !reflect.DeepEqual(out.AppliedTo, []settlement.Applied{{Seq: 1, Cents: 102467, Settled: true}}) || !out.QuoteHonoured {
 		t.Fatalf("outcome: %+v", out)
 	}
 	// AP06 GetItem, one Query for the contract, one transaction.
@@ -91,11 +92,11 @@ func TestPaymentCuresTheContractInOneCommit(t *testing.T) {
 
 	// The STL record and the event with the whole computation (AP09).
 	stl := f.stl(t, "stl-1")
-	if stl == nil || stl.Outcome != OutcomeApplied || stl.AmountCents != 102467 || stl.ContractID != "C-1" || stl.Seq != 1 || stl.DebtorKey != dk {
+	if stl == nil || stl.Outcome != settlement.OutcomeApplied || stl.AmountCents != 102467 || stl.ContractID != "C-1" || stl.Seq != 1 || stl.DebtorKey != dk {
 		t.Fatalf("stl: %+v", stl)
 	}
-	evs, err := f.contracts.Events(bg, f.t, dk, "C-1", "1", 100, "")
-	if err != nil || len(evs.Items) != 1 || evs.Items[0].EventType != EvSettlementApplied {
+	evs, err := f.Contracts.Events(bg, f.t, dk, "C-1", "1", 100, "")
+	if err != nil || len(evs.Items) != 1 || evs.Items[0].EventType != settlement.EvSettlementApplied {
 		t.Fatalf("AP09: %+v %v", evs, err)
 	}
 	det := evs.Items[0].Details
@@ -107,7 +108,7 @@ func TestPaymentCuresTheContractInOneCommit(t *testing.T) {
 		t.Fatalf("event details: %#v", det)
 	}
 	// The 360 shows the cured contract.
-	v, err := f.debtors.View(bg, f.t, dk, 100, "")
+	v, err := f.Debtors.View(bg, f.t, dk, 100, "")
 	if err != nil || v.Contracts[0].Status != contract.StatusActive || v.Contracts[0].DaysPastDue != 0 || v.Contracts[0].Installments[0].OutstandingCents != 0 {
 		t.Fatalf("360: %+v %v", v, err)
 	}
@@ -118,17 +119,17 @@ func TestDuplicateChangesNothingAndAnswersTheFirstOutcome(t *testing.T) {
 	f := newFixture(t)
 	dk, ch := lateContract(t, f, "C-1")
 	p := pay("stl-dup", ch.ChargeID, 50000, paidAt)
-	first, err := f.s.Apply(bg, f.t, p)
-	if err != nil || first.Status != StatusApplied {
+	first, err := f.Settlement.Apply(bg, f.t, p)
+	if err != nil || first.Status != settlement.StatusApplied {
 		t.Fatalf("first: %+v %v", first, err)
 	}
 	snapshot := f.partition(t, dk)
-	f.clock.Advance(time.Hour) // the provider replays an hour later
-	again, err := f.s.Apply(bg, f.t, p)
+	f.Clock.Advance(time.Hour) // the provider replays an hour later
+	again, err := f.Settlement.Apply(bg, f.t, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Status != StatusAlreadyApplied || again.Outcome != OutcomeApplied || again.AppliedCents != first.AppliedCents ||
+	if again.Status != settlement.StatusAlreadyApplied || again.Outcome != settlement.OutcomeApplied || again.AppliedCents != first.AppliedCents ||
 		again.ReceivedAt != first.ReceivedAt || again.ContractStatus != first.ContractStatus {
 		t.Fatalf("again: %+v, first %+v", again, first)
 	}
@@ -136,8 +137,8 @@ func TestDuplicateChangesNothingAndAnswersTheFirstOutcome(t *testing.T) {
 		t.Fatal("a duplicate changed the debtor's items")
 	}
 	// The same id with other facts is refused, and changes nothing either.
-	for _, other := range []Payload{pay("stl-dup", ch.ChargeID, 50001, paidAt), pay("stl-dup", "other", 50000, paidAt), pay("stl-dup", ch.ChargeID, 50000, paidAt.Add(time.Second))} {
-		_, err := f.s.Apply(bg, f.t, other)
+	for _, other := range []settlement.Payload{pay("stl-dup", ch.ChargeID, 50001, paidAt), pay("stl-dup", "other", 50000, paidAt), pay("stl-dup", ch.ChargeID, 50000, paidAt.Add(time.Second))} {
+		_, err := f.Settlement.Apply(bg, f.t, other)
 		if status, code, _ := errs.Public(err); status != 409 || code != "settlement_id_reused" {
 			t.Fatalf("reused id %+v: %v", other, err)
 		}
@@ -151,7 +152,7 @@ func TestPartialPaymentKeepsTheRégua(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	dk, ch := lateContract(t, f, "C-1")
-	out, err := f.s.Apply(bg, f.t, pay("stl-p", ch.ChargeID, 10000, paidAt))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-p", ch.ChargeID, 10000, paidAt))
 	if err != nil || out.AppliedCents != 10000 || out.ContractStatus != contract.StatusInCollection {
 		t.Fatalf("partial: %+v %v", out, err)
 	}
@@ -170,7 +171,7 @@ func TestPartialPaymentKeepsTheRégua(t *testing.T) {
 	}
 	// A second charge the next day: no second fine; one more day of late
 	// interest on what is left of principal and interest (92467 → 30.82).
-	f.clock.Advance(24 * time.Hour)
+	f.Clock.Advance(24 * time.Hour)
 	ch2 := f.charge(t, dk, "C-1", 1)
 	if ch2.Breakdown != (charges.Components{LateInterest: 31, Interest: 10000 - 7533, Principal: 90000}) || ch2.DaysLate != 15 {
 		t.Fatalf("second charge: %+v", ch2)
@@ -183,7 +184,7 @@ func TestOverpaymentBecomesCreditNotPrepayment(t *testing.T) {
 	// 12 instalments from 2026-09-10: only the first is overdue on 09-24.
 	dk := f.contract(t, "C-12", "2026-09-10", 12)
 	ch := f.charge(t, dk, "C-12", 1)
-	out, err := f.s.Apply(bg, f.t, pay("stl-over", ch.ChargeID, ch.AmountCents+50000, paidAt))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-over", ch.ChargeID, ch.AmountCents+50000, paidAt))
 	if err != nil || out.AppliedCents != ch.AmountCents || out.CreditCents != 50000 || out.ContractStatus != contract.StatusActive ||
 		len(out.AppliedTo) != 1 {
 		t.Fatalf("overpayment: %+v %v", out, err)
@@ -198,7 +199,7 @@ func TestOverpaymentBecomesCreditNotPrepayment(t *testing.T) {
 		}
 	}
 	// The 360 shows the credit and what was paid by component.
-	v, err := f.debtors.View(bg, f.t, dk, 100, "")
+	v, err := f.Debtors.View(bg, f.t, dk, 100, "")
 	if err != nil || v.Contracts[0].CreditCents != 50000 {
 		t.Fatalf("360 credit: %+v %v", v, err)
 	}
@@ -224,7 +225,7 @@ func TestSettledContractKeepsLaterMoneyAsCredit(t *testing.T) {
 			first = ch
 		}
 	}
-	out, err := f.s.Apply(bg, f.t, pay("stl-all", first.ChargeID, total+555, paidAt))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-all", first.ChargeID, total+555, paidAt))
 	if err != nil || out.AppliedCents != total || out.CreditCents != 555 || out.ContractStatus != contract.StatusSettled || len(out.AppliedTo) != 3 {
 		t.Fatalf("everything: %+v %v", out, err)
 	}
@@ -233,15 +234,15 @@ func TestSettledContractKeepsLaterMoneyAsCredit(t *testing.T) {
 		h.NextAction != "" || h.GSI1PK != "" || h.GSI2PK != "" || h.Bucket != "" || h.OldestOverdueDueDate != "" {
 		t.Fatalf("settled header: %+v", h)
 	}
-	if _, err := f.charges.Issue(bg, f.t, charges.Input{DebtorKey: dk, ContractID: "C-3", Seq: 2, Method: charges.PIX}); !errs.Is(err, errs.Rule) {
+	if _, err := f.Charges.Issue(bg, f.t, charges.Input{DebtorKey: dk, ContractID: "C-3", Seq: 2, Method: charges.PIX}); !errs.Is(err, errs.Rule) {
 		t.Fatalf("charge on a settled contract: %v", err)
 	}
-	out, err = f.s.Apply(bg, f.t, pay("stl-late", first.ChargeID, 100, paidAt))
+	out, err = f.Settlement.Apply(bg, f.t, pay("stl-late", first.ChargeID, 100, paidAt))
 	if err != nil || out.AppliedCents != 0 || out.CreditCents != 100 || f.load(t, dk, "C-3").Header.CreditCents != 655 {
 		t.Fatalf("payment after settlement: %+v %v", out, err)
 	}
 	// The money that moved nothing owed is on the contract's own trail.
-	evs, err := f.contracts.Events(bg, f.t, dk, "C-3", "0", 100, "")
+	evs, err := f.Contracts.Events(bg, f.t, dk, "C-3", "0", 100, "")
 	if err != nil || len(evs.Items) != 2 || evs.Items[0].EventType == evs.Items[1].EventType {
 		t.Fatalf("contract trail: creation and the payment to credit: %+v %v", evs, err)
 	}
@@ -253,8 +254,8 @@ func TestQuotePaidNextDayPaysInFull(t *testing.T) {
 	dk, ch := lateContract(t, f, "C-q")    // quoted for 09-24
 	dk2, ch2 := lateContract(t, f, "C-q2") // quoted for 09-24 too
 	next := paidAt.Add(20 * time.Hour)     // 09-25 05:00 in São Paulo, within 24 h
-	f.clock.Set(next)
-	out, err := f.s.Apply(bg, f.t, pay("stl-q", ch.ChargeID, ch.AmountCents, next))
+	f.Clock.Set(next)
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-q", ch.ChargeID, ch.AmountCents, next))
 	if err != nil || !out.QuoteHonoured || out.ContractStatus != contract.StatusActive {
 		t.Fatalf("quote: %+v %v", out, err)
 	}
@@ -267,8 +268,8 @@ func TestQuotePaidNextDayPaysInFull(t *testing.T) {
 	}
 	// After the validity, the same amount is a partial payment on its day.
 	late := ch2.AmountCents
-	f.clock.Set(paidAt.Add(25 * time.Hour))
-	out, err = f.s.Apply(bg, f.t, pay("stl-q2", ch2.ChargeID, late, paidAt.Add(25*time.Hour)))
+	f.Clock.Set(paidAt.Add(25 * time.Hour))
+	out, err = f.Settlement.Apply(bg, f.t, pay("stl-q2", ch2.ChargeID, late, paidAt.Add(25*time.Hour)))
 	if err != nil || out.QuoteHonoured || out.ContractStatus != contract.StatusInCollection {
 		t.Fatalf("expired quote: %+v %v", out, err)
 	}
@@ -290,13 +291,13 @@ func TestOverflowIsOnEveryTouchedInstalmentsTrail(t *testing.T) {
 			second = ch
 		}
 	}
-	out, err := f.s.Apply(bg, f.t, pay("stl-o", second.ChargeID, total, paidAt))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-o", second.ChargeID, total, paidAt))
 	if err != nil || len(out.AppliedTo) != 3 || out.AppliedTo[0].Seq != 2 || out.AppliedTo[1].Seq != 1 || out.AppliedTo[2].Seq != 3 {
 		t.Fatalf("overflow: %+v %v", out, err)
 	}
 	for _, seq := range []string{"1", "2", "3"} {
-		evs, err := f.contracts.Events(bg, f.t, dk, "C-o", seq, 100, "")
-		if err != nil || len(evs.Items) != 1 || evs.Items[0].EventType != EvSettlementApplied || evs.Items[0].Details["settlementId"] != "stl-o" {
+		evs, err := f.Contracts.Events(bg, f.t, dk, "C-o", seq, 100, "")
+		if err != nil || len(evs.Items) != 1 || evs.Items[0].EventType != settlement.EvSettlementApplied || evs.Items[0].Details["settlementId"] != "stl-o" {
 			t.Fatalf("AP09 of instalment %s: %+v %v", seq, evs, err)
 		}
 		line := evs.Items[0].Details["line"].(map[string]any)
@@ -321,7 +322,7 @@ func TestPaymentKeepsAStatusItDoesNotOwn(t *testing.T) {
 	if err := f.db().Transact(bg, writes...); err != nil {
 		t.Fatal(err)
 	}
-	out, err := f.s.Apply(bg, f.t, pay("stl-ag", ch.ChargeID, 10000, paidAt))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-ag", ch.ChargeID, 10000, paidAt))
 	if err != nil || out.ContractStatus != contract.StatusInAgreement {
 		t.Fatalf("payment on an agreement: %+v %v", out, err)
 	}
@@ -336,19 +337,19 @@ func TestImplausiblePaymentInstantGoesToSuspense(t *testing.T) {
 	f := newFixture(t)
 	dk, ch := lateContract(t, f, "C-t")
 	for id, at := range map[string]time.Time{"stl-early": paidAt.Add(-time.Hour), "stl-future": paidAt.Add(48 * time.Hour)} {
-		out, err := f.s.Apply(bg, f.t, pay(id, ch.ChargeID, ch.AmountCents, at))
-		want := ReasonPaidBeforeCharge
+		out, err := f.Settlement.Apply(bg, f.t, pay(id, ch.ChargeID, ch.AmountCents, at))
+		want := settlement.ReasonPaidBeforeCharge
 		if id == "stl-future" {
-			want = ReasonPaidInFuture
+			want = settlement.ReasonPaidInFuture
 		}
-		if err != nil || out.Status != StatusUnmatched || out.Reason != want {
+		if err != nil || out.Status != settlement.StatusUnmatched || out.Reason != want {
 			t.Fatalf("%s: %+v %v", id, out, err)
 		}
 	}
 	if h := f.load(t, dk, "C-t").Header; h.Version != 1 {
 		t.Fatalf("the contract changed: %+v", h)
 	}
-	page, err := f.s.ListUnmatched(bg, f.t, 10, "")
+	page, err := f.Settlement.ListUnmatched(bg, f.t, 10, "")
 	if err != nil || len(page.Items) != 2 {
 		t.Fatalf("suspense: %+v %v", page, err)
 	}
@@ -359,15 +360,15 @@ func TestUnknownChargeIsRecordedAsUnmatched(t *testing.T) {
 	f := newFixture(t)
 	var ids []string
 	for i, id := range []string{"stl-u1", "stl-u2", "stl-u3"} {
-		f.clock.Advance(time.Second)
-		out, err := f.s.Apply(bg, f.t, pay(id, "NOPE"+id, int64(1000+i), paidAt))
-		if err != nil || out.Status != StatusUnmatched || out.Outcome != OutcomeUnmatched || out.Reason != ReasonChargeNotFound {
+		f.Clock.Advance(time.Second)
+		out, err := f.Settlement.Apply(bg, f.t, pay(id, "NOPE"+id, int64(1000+i), paidAt))
+		if err != nil || out.Status != settlement.StatusUnmatched || out.Outcome != settlement.OutcomeUnmatched || out.Reason != settlement.ReasonChargeNotFound {
 			t.Fatalf("unmatched: %+v %v", out, err)
 		}
 		ids = append(ids, id)
 	}
-	again, err := f.s.Apply(bg, f.t, pay("stl-u1", "NOPEstl-u1", 1000, paidAt))
-	if err != nil || again.Status != StatusAlreadyApplied || again.Outcome != OutcomeUnmatched {
+	again, err := f.Settlement.Apply(bg, f.t, pay("stl-u1", "NOPEstl-u1", 1000, paidAt))
+	if err != nil || again.Status != settlement.StatusAlreadyApplied || again.Outcome != settlement.OutcomeUnmatched {
 		t.Fatalf("unmatched again: %+v %v", again, err)
 	}
 	// Listed oldest first, one page at a time, with one Query each.
@@ -375,7 +376,7 @@ func TestUnknownChargeIsRecordedAsUnmatched(t *testing.T) {
 	cursor := ""
 	for {
 		ctx, usage := kit.Operation(bg, "test.unmatched")
-		page, err := f.s.ListUnmatched(ctx, f.t, 2, cursor)
+		page, err := f.Settlement.ListUnmatched(ctx, f.t, 2, cursor)
 		if err != nil || usage.Calls("Query") != 1 || usage.Calls("") != 1 {
 			t.Fatalf("list: %v, %d calls", err, usage.Calls(""))
 		}
@@ -390,7 +391,7 @@ func TestUnknownChargeIsRecordedAsUnmatched(t *testing.T) {
 	if !reflect.DeepEqual(got, ids) {
 		t.Fatalf("suspense list: %v, want %v", got, ids)
 	}
-	if stl := f.stl(t, "stl-u2"); stl == nil || stl.Outcome != OutcomeUnmatched || stl.AmountCents != 1001 {
+	if stl := f.stl(t, "stl-u2"); stl == nil || stl.Outcome != settlement.OutcomeUnmatched || stl.AmountCents != 1001 {
 		t.Fatalf("stl: %+v", stl)
 	}
 }
@@ -416,7 +417,7 @@ func TestApplyingAPaymentCapacity(t *testing.T) {
 			}
 		}
 		ctx, usage := kit.Operation(bg, "test.capacity")
-		out, err := f.s.Apply(ctx, f.t, pay("stl-"+id, first.ChargeID, amount, paidAt))
+		out, err := f.Settlement.Apply(ctx, f.t, pay("stl-"+id, first.ChargeID, amount, paidAt))
 		if err != nil || len(out.AppliedTo) != k {
 			t.Fatalf("k=%d: %+v %v", k, out, err)
 		}
@@ -430,7 +431,7 @@ func TestApplyingAPaymentCapacity(t *testing.T) {
 	// The typical payment: one instalment, cured, 11 WRU in all.
 	_, ch := lateContract(t, f, "C-typ")
 	ctx, usage := kit.Operation(bg, "test.capacity")
-	if _, err := f.s.Apply(ctx, f.t, pay("stl-typ", ch.ChargeID, ch.AmountCents, paidAt)); err != nil {
+	if _, err := f.Settlement.Apply(ctx, f.t, pay("stl-typ", ch.ChargeID, ch.AmountCents, paidAt)); err != nil {
 		t.Fatal(err)
 	}
 	if usage.WRU() != 11 {

@@ -26,10 +26,13 @@ import (
 	"time"
 
 	"lastro/agenda"
+	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
 	"lastro/contactlimit"
+	"lastro/contract"
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/engine"
@@ -347,4 +350,34 @@ func (e *Env) ScanAll(t testing.TB) []kit.Item {
 		t.Fatal(err)
 	}
 	return items
+}
+
+// Partition reads every item of a debtor's partition, strongly
+// consistent, page after page.
+func (e *Env) Partition(t testing.TB, tn *tenant.Tenant, dk string) []kit.Item {
+	t.Helper()
+	var out []kit.Item
+	cursor := ""
+	for {
+		p, err := e.Kit.Tenant(tn.ID, tn.CursorKey()).QueryPage(context.Background(), kit.Query{Partition: keys.Debtor(tn.ID, dk), Consistent: true}, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Items...)
+		if cursor = p.Next; cursor == "" {
+			return out
+		}
+	}
+}
+
+// Monthly is a contract's n instalments of principal + interest cents,
+// due monthly from first (YYYY-MM-DD), seq 1 to n.
+func Monthly(first string, n int, principalCents, interestCents int64) []contract.InstallmentInput {
+	d := calendar.MustParse(first)
+	out := make([]contract.InstallmentInput, n)
+	for i := range out {
+		out[i] = contract.InstallmentInput{Seq: i + 1, DueDate: d.AddMonths(i).String(),
+			PrincipalCents: contract.Cents(principalCents), InterestCents: contract.Cents(interestCents)}
+	}
+	return out
 }
