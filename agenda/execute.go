@@ -34,10 +34,6 @@ const (
 // actor is how the agenda signs the events it writes.
 var actor = contract.Actor{Role: "system:agenda"}
 
-// maxAttempts bounds the re-reads when a contract changes under an action
-// (a payment landing between the read and the write).
-const maxAttempts = 3
-
 // entry is one agenda index entry (GSI1's projection).
 type entry struct {
 	SK         string `dynamodbav:"GSI1SK"`
@@ -91,63 +87,83 @@ type delivery struct {
 // read. A contact is claimed before that write and sent only after it: a
 // payment that commits in between fails the write, so the contact is
 // cancelled (its evidence says why) and the contract re-read.
-func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, _ *policy.Dunning, date calendar.Date, e entry) (outcome, error) {
+func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Date, e entry) (outcome, error) {
 	db := r.db(t)
-	for attempt := 1; ; attempt++ {
+	var out outcome
+	err := conflicts.Retry(ctx, func(int) (bool, error) {
 		c, err := contract.Load(ctx, db, t.ID, e.DebtorKey, e.ContractID)
 		if err != nil {
-			return outcome{}, err
+			return false, err
 		}
 		if c == nil || c.Header.NextAction == "" || c.Header.NextActionDate > date.String() {
-			return outcome{skipped: true}, nil
+			out = outcome{skipped: true}
+			return false, nil
 		}
-		v, err := contract.PolicyVersion(c.Header.DunningPolicy)
+		dunning, err := r.dunning(ctx, t, c)
 		if err != nil {
-			return outcome{}, err
-		}
-		dunning, err := r.d.Policies.Dunning(ctx, t, v)
-		if err != nil {
-			return outcome{}, err
+			return false, err
 		}
 		now := r.d.Clock.Now()
 		w, err := r.work(ctx, t, c, dunning, date, now)
 		if err != nil {
-			return outcome{}, err
+			return false, err
 		}
 		if r.beforeSave != nil {
 			r.beforeSave(e.ContractID)
 		}
-		writes, err := c.Save(now)
-		if err != nil {
-			return outcome{}, err
-		}
-		for _, ev := range w.events {
-			a, err := contract.PutEvent(ev)
-			if err != nil {
-				return outcome{}, err
-			}
-			writes = append(writes, a)
-		}
-		err = db.Write(ctx, writes...)
+		err = r.save(ctx, db, c, now, w.events)
 		if err == nil {
+			out = w.out
 			if w.send != nil {
-				if err := r.deliver(ctx, t, date, c, *w.send); err != nil {
-					return w.out, err
-				}
+				return false, r.deliver(ctx, t, date, c, *w.send)
 			}
-			return w.out, nil
+			return false, nil
 		}
 		if w.send != nil {
 			// Claimed but not recorded: cancel the contact, with the reason
 			// on its evidence.
 			if _, rerr := r.d.Contacts.Record(ctx, t, w.send.attempt, contactlimit.OutcomeFailed, "contract_changed"); rerr != nil {
-				return outcome{}, errors.Join(err, rerr)
+				return false, errors.Join(err, rerr)
 			}
 		}
-		if !(errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict)) || attempt == maxAttempts {
-			return outcome{}, err
-		}
+		return changed(err), err
+	})
+	return out, err
+}
+
+// conflicts is how often an action re-reads a contract that changed under
+// it (a payment landing between the read and the write).
+var conflicts = kit.Backoff{Attempts: 3, Base: 2 * time.Millisecond, Max: 50 * time.Millisecond}
+
+// changed reports whether a write failed because the contract changed
+// since it was read: worth a fresh read.
+func changed(err error) bool {
+	return errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict)
+}
+
+// dunning is the dunning policy version the contract was signed under.
+func (r *Runner) dunning(ctx context.Context, t *tenant.Tenant, c *contract.Contract) (*policy.Dunning, error) {
+	v, err := contract.PolicyVersion(c.Header.DunningPolicy)
+	if err != nil {
+		return nil, err
 	}
+	return r.d.Policies.Dunning(ctx, t, v)
+}
+
+// save writes the contract's changes and events in one write.
+func (r *Runner) save(ctx context.Context, db *kit.Tenant, c *contract.Contract, now time.Time, events []contract.Event) error {
+	writes, err := c.Save(now)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		a, err := contract.PutEvent(ev)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, a)
+	}
+	return db.Write(ctx, writes...)
 }
 
 // work is one attempt's changes to a contract.
@@ -323,37 +339,23 @@ func (r *Runner) deliver(ctx context.Context, t *tenant.Tenant, date calendar.Da
 	return r.noticeDelivered(ctx, t, c.Header.DebtorKey, c.Header.ContractID, date, a.AttemptID)
 }
 
-// noticeDelivered writes the notice's delivery evidence on the contract.
+// noticeDelivered writes the notice's delivery evidence on the contract
+// and replans it: with the evidence the régua plans the report.
 func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, contractID string, date calendar.Date, attemptID string) error {
 	db := r.db(t)
-	for attempt := 1; ; attempt++ {
+	return conflicts.Retry(ctx, func(int) (bool, error) {
 		c, err := contract.Load(ctx, db, t.ID, dk, contractID)
 		if err != nil || c == nil {
-			return err
+			return false, err
 		}
-		v, err := contract.PolicyVersion(c.Header.DunningPolicy)
+		dunning, err := r.dunning(ctx, t, c)
 		if err != nil {
-			return err
-		}
-		dunning, err := r.d.Policies.Dunning(ctx, t, v)
-		if err != nil {
-			return err
+			return false, err
 		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()
-		// With the evidence, the régua plans the report.
 		c.Refresh(date, t.Calendar(), dunning)
-		writes, err := c.Save(now)
-		if err != nil {
-			return err
-		}
-		ev, err := contract.PutEvent(c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()}))
-		if err != nil {
-			return err
-		}
-		err = db.Write(ctx, append(writes, ev)...)
-		if err == nil || attempt == maxAttempts || !(errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict)) {
-			return err
-		}
-	}
+		err = r.save(ctx, db, c, now, []contract.Event{c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()})})
+		return changed(err), err
+	})
 }

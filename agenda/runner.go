@@ -176,10 +176,6 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 		return rep, err
 	}
 	rep.Resumed = l.resumed()
-	pol, err := r.d.Policies.Dunning(ctx, t, t.DunningPolicy)
-	if err != nil {
-		return rep, err
-	}
 	done := 0
 	for p := date.AddDays(-r.d.CatchUp); !p.After(date); p = p.AddDays(1) {
 		if l.Partition != "" && p.String() < l.Partition {
@@ -206,7 +202,13 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 				if err != nil {
 					return rep, err
 				}
-				out, err := r.execute(ctx, t, pol, date, e)
+				out, err := r.execute(ctx, t, date, e)
+				if errors.Is(err, kit.ErrAttemptsExhausted) {
+					// Contended (paid again and again while we tried): its entry
+					// stays, so the next run of the catch-up window takes it.
+					r.d.Logger.WarnContext(ctx, "agenda entry contended, left for the next run", "tenant", t.ID, "contract", e.ContractID)
+					out, err = outcome{skipped: true}, nil
+				}
 				if err != nil {
 					return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
 				}
