@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"lastro/collections/clock"
 	"lastro/collections/errs"
+	"lastro/collections/kit"
 	"lastro/policy"
 	"lastro/settlement"
 	"lastro/tenant"
@@ -165,26 +165,27 @@ func (w *Webhook) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
 		return &SendError{Detail: "encode", Err: err}
 	}
 	var last *SendError
-	for n := 1; n <= attempts; n++ {
-		if n > 1 {
-			d := min(base<<(n-2), 5*time.Second)
-			select {
-			case <-ctx.Done():
-				return &SendError{Detail: "canceled", Err: ctx.Err()}
-			case <-time.After(time.Duration(rand.Int64N(int64(d)) + int64(d)/2)):
-			}
-		}
+	policy := kit.Backoff{Attempts: attempts, Base: base, Max: 5 * time.Second}
+	err = policy.Retry(ctx, func(n int) (bool, error) {
 		retry, err := w.post(ctx, client, clk, t, body)
 		if err == nil {
-			return nil
+			return false, nil
 		}
 		last = err
-		if !retry {
-			break
+		if retry && n < attempts {
+			log.WarnContext(ctx, "messaging provider: retrying", "message", m, "try", n, "detail", err.Detail)
 		}
-		log.WarnContext(ctx, "messaging provider: retrying", "message", m, "try", n, "detail", err.Detail)
+		return retry, err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return &SendError{Detail: "canceled", Err: ctx.Err()}
+	case last != nil:
+		return last
 	}
-	return last
+	return &SendError{Detail: "send", Err: err}
 }
 
 // post makes one signed request; retry says whether a failure is transient.
