@@ -317,6 +317,10 @@ func AgendaEntry(action, contractID string) string { return join(action, contrac
 // tenant partition: the shard's lease and checkpoint.
 func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("%02d", shard)) }
 
+// RunsOn selects the agenda runs of one date (every shard's lease and
+// checkpoint) in the tenant partition.
+func RunsOn(date string) string { return join("RUN", date) + Sep }
+
 // Bucket is the GSI2 partition of a delinquency bucket.
 func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }
 

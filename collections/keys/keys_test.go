@@ -110,6 +110,10 @@ func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
 	if strings.HasPrefix(Installment("C-10", 1), InstallmentsPrefix("C-1")) {
 		t.Error("contract C-1 prefix selects C-10")
 	}
+	if !strings.HasPrefix(Run("2026-08-10", 15), RunsOn("2026-08-10")) || strings.HasPrefix(Run("2026-08-1", 0), RunsOn("2026-08-10")) ||
+		strings.HasPrefix(Run("2026-08-11", 0), RunsOn("2026-08-10")) {
+		t.Error("the runs prefix selects the wrong dates")
+	}
 	lo, hi := ContractRange("C-1")
 	inside := func(k string) bool { return k >= lo && k <= hi }
 	for _, k := range []string{Contract("C-1"), Installment("C-1", 999), Installment("C-1", 1), ev, ContractCharge("C-1", "x"), Agreement("C-1", "a")} {
