@@ -73,6 +73,7 @@ func (r *Runner) postRun(c echo.Context) error {
 	// The request's context bounds the run: a client that gives up stops
 	// the workers, which leave their checkpoints for the next run.
 	rep, err := r.Run(c.Request().Context(), t, date, Options{Shards: shards})
+	r.YieldInterrupted(c.Request().Context(), t, rep)
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,7 @@ func (s *Scheduler) runTenant(ctx context.Context, id string) (*Report, error) {
 	}
 	start := time.Now()
 	rep, err := s.r.Run(ctx, t, date, Options{Shards: todo})
+	s.r.YieldInterrupted(ctx, t, rep) // shutting down: the next start resumes at once
 	if rep == nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lastro/agenda"
+	"lastro/collections/calendar"
 	"lastro/engine/enginetest"
 	"lastro/tenant"
 )
@@ -195,4 +196,52 @@ func TestSchedulerLoopStopsWithItsContext(t *testing.T) {
 	if h := f.header(t, dk, "C-1"); h.NextAction != "SMS_D5" {
 		t.Fatalf("after the runs: %+v", h)
 	}
+}
+
+// TestYieldLetsAnotherEngineResumeAtOnce: a run stopped by its context
+// keeps its checkpoint; once its leases are yielded another engine
+// resumes the shard at once instead of finding it busy until the lease
+// expires.
+func TestYieldLetsAnotherEngineResumeAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, at("2026-08-01", 10, 0), enginetest.Shards(1))
+	for i := range 150 {
+		f.sign(t, fmt.Sprintf("C-%03d", i), "2026-08-07", 1)
+	}
+	f.Clock.Set(at("2026-08-10", 8, 0))
+	date := f.t.Today(f.Clock.Now())
+	ctx, cancel := context.WithCancel(bg)
+	rep, err := f.Agenda.Run(ctx, f.t, mustDate(t, date), agenda.Options{Progress: func(agenda.Progress) { cancel() }})
+	if err == nil || total(rep.Executed) == 0 {
+		t.Fatalf("interrupted run: %v %+v", err, rep)
+	}
+	other := agenda.New(agenda.Deps{Kit: f.Kit, Tenants: f.Tenants, Policies: f.Policies, Contacts: f.Contacts, Clock: f.Clock, Owner: "engine-b"})
+	if busy, _ := other.Run(bg, f.t, mustDate(t, date), agenda.Options{}); !busy.Shards[0].Busy {
+		t.Fatalf("the interrupted lease was free before yielding: %+v", busy.Shards[0])
+	}
+	f.Agenda.YieldInterrupted(ctx, f.t, rep)
+	again, err := other.Run(bg, f.t, mustDate(t, date), agenda.Options{})
+	if err != nil || again.Shards[0].Busy || !again.Shards[0].Resumed {
+		t.Fatalf("after yielding: %v %+v", err, again.Shards[0])
+	}
+	if n := total(rep.Executed) + total(again.Executed); n != 300 {
+		t.Fatalf("%d steps over both runs, want 150 DUE_CHECK + 150 SMS_D1", n)
+	}
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func mustDate(t *testing.T, s string) calendar.Date {
+	t.Helper()
+	d, err := calendar.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
