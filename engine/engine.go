@@ -147,6 +147,7 @@ func (e *Engine) routes() {
 	e.Debtors.Routes(e.Web)
 	e.Contracts.Routes(e.Web)
 	e.Contacts.Routes(e.Web)
+	e.Agenda.Routes(e.Web)
 	e.Charges.Routes(e.Web)
 	e.Settlement.Routes(e.Web)
 }

@@ -104,6 +104,16 @@ type record struct {
 	MessagingURL  string   `dynamodbav:"messagingUrl,omitempty"`
 }
 
+// directoryRecord is a tenant's entry in the platform's directory of
+// tenants: the id only (what jobs need to load it), never its settings.
+type directoryRecord struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Type      string `dynamodbav:"type"`
+	TenantID  string `dynamodbav:"tenantId"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
 type apiKeyRecord struct {
 	PK        string `dynamodbav:"PK"`
 	SK        string `dynamodbav:"SK"`
@@ -226,7 +236,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		return nil, err
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
-	actions := []kit.Action{kit.PutAction(item, &notExists)}
+	entry, err := attributevalue.MarshalMap(directoryRecord{PK: keys.Directory, SK: keys.DirectoryEntry(in.TenantID), Type: "TENANT_ENTRY",
+		TenantID: in.TenantID, CreatedAt: keys.Timestamp(now)})
+	if err != nil {
+		return nil, err
+	}
+	// The directory entry commits with the tenant, so every tenant is listed
+	// (List) and none is listed that does not exist.
+	actions := []kit.Action{kit.PutAction(item, &notExists), kit.PutAction(entry, &notExists)}
 	out := &Created{TenantID: in.TenantID, APIKeys: map[string]string{}, WebhookSecret: sec.Webhook}
 	for _, role := range keyRoles() {
 		key := newAPIKey(in.TenantID)
@@ -239,7 +256,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		actions = append(actions, kit.PutAction(ki, &notExists))
 	}
 	ctx, _ = kit.Operation(ctx, "tenant.create")
-	if err := s.kit.Tenant(in.TenantID, nil).Transact(ctx, actions...); err != nil {
+	if err := s.kit.Tenant(in.TenantID, nil).WithDirectory().Transact(ctx, actions...); err != nil {
 		var tc *kit.TxCanceled
 		if errors.As(err, &tc) && tc.Failed(0) {
 			return nil, errs.E(errs.Conflict, "tenant_exists", "tenant %s already exists", in.TenantID)
@@ -247,6 +264,33 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
 	return out, nil
+}
+
+// List returns the id of every tenant, in id order, from the directory of
+// tenants: one strongly consistent Query (paged), never a Scan. Jobs that
+// visit every tenant (the agenda scheduler, lastro worker) start here.
+func (s *Service) List(ctx context.Context) ([]string, error) {
+	ctx, _ = kit.Operation(ctx, "tenant.list")
+	dir := s.kit.Directory()
+	q := kit.Query{Partition: keys.Directory, Sort: kit.BeginsWith(keys.DirectoryPrefix), Consistent: true}
+	var ids []string
+	for cursor := ""; ; {
+		page, err := dir.QueryPage(ctx, q, cursor)
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		for _, it := range page.Items {
+			var rec directoryRecord
+			if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+				return nil, fmt.Errorf("decode directory entry: %w", err)
+			}
+			ids = append(ids, rec.TenantID)
+		}
+		if page.Next == "" {
+			return ids, nil
+		}
+		cursor = page.Next
+	}
 }
 
 // Get loads a tenant (cached briefly); NotFound when it does not exist.

@@ -69,6 +69,8 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"data dir that cannot be created", map[string]string{"LASTRO_DATA_DIR": filepath.Join(notADir, "data")},
 			"the data directory " + filepath.Join(notADir, "data") + " cannot be created: not a directory"},
 		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
+		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
+		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,11 +97,13 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}},
 		{[]string{"inspect", "T#t-demo", "-h"}, []string{"-data-dir"}},
 		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir"}},
+		{[]string{"worker", "-h"}, []string{"-date", "-tenant", "-shard", "-data-dir", "LASTRO_SCHEDULER"}},
+		{[]string{"serve", "-h"}, []string{"-agenda-hour", "LASTRO_AGENDA_HOUR", "-scheduler"}},
 		{[]string{"demo", "seed", "-h"}, []string{"-tenant", "-debtors", "-seed", "-data-dir"}},
 		{[]string{"table", "-h"}, []string{"create|describe|definition"}},
 		{[]string{"demo", "-h"}, []string{"demo seed"}},
 		{[]string{"ddb", "-h"}, []string{"ddb serve"}},
-		{[]string{"-h"}, []string{"serve", "inspect", "demo seed"}},
+		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

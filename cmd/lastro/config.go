@@ -21,6 +21,8 @@ type config struct {
 	KMSKeyID   string // LASTRO_KMS_KEY_ID
 	DataKey    string // LASTRO_DATA_KEY (base64, 32 bytes)
 	StoreAddr  string // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
+	AgendaHour int    // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
+	Scheduler  bool   // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
 }
 
 // configVars documents every variable once: name, flag, default, meaning.
@@ -34,6 +36,8 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
+	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
+	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -75,7 +79,16 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 			return config{}, fmt.Errorf("LASTRO_NOW %q is not an RFC 3339 instant (for example 2026-09-24T12:00:00Z)", now)
 		}
 	}
+	hour, err := strconv.Atoi(*vals["LASTRO_AGENDA_HOUR"])
+	if err != nil || hour < 0 || hour > 23 {
+		return config{}, fmt.Errorf("LASTRO_AGENDA_HOUR must be an hour 0-23, got %q", *vals["LASTRO_AGENDA_HOUR"])
+	}
+	sched := *vals["LASTRO_SCHEDULER"]
+	if sched != "on" && sched != "off" {
+		return config{}, fmt.Errorf("LASTRO_SCHEDULER must be on or off, got %q", sched)
+	}
 	return config{
+		AgendaHour: hour, Scheduler: sched == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
 		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],

@@ -35,6 +35,9 @@ commands:
   table create|describe|definition
                create or describe the table; definition prints CloudFormation JSON
   inspect PK   print a partition with every key decoded by the prefix registry
+  worker [--date D] [--tenant T] [--shard S]
+               run the dunning agenda once (every tenant and shard by default); progress on
+               stderr, one JSON report per tenant on stdout; interrupted, it resumes on the next run
   ddb serve    run the embedded DynamoDB-compatible store standalone
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown ddb command (lastro ddb serve -h lists its flags)")
 		}
 		return ddbServe(ctx, args[2:], stderr)
+	case "worker":
+		return workerCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -47,6 +47,7 @@ var Registry = []Prefix{
 	{"STL", PK, 1, "settlement (idempotency record)", []string{"settlementId"}},
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
+	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
 
 	{"TENANT", SK, 0, "tenant item", nil},
 	{"CP", SK, 0, "charges policy version", []string{"version"}},
@@ -61,6 +62,7 @@ var Registry = []Prefix{
 	{"IDEM", SK, 0, "idempotency record", nil},
 	{"EV", SK, 0, "debtor-level audit event", []string{"ts", "eventId"}},
 	{"UNM", SK, 0, "unmatched settlement (suspense entry)", []string{"ts", "settlementId"}},
+	{"TN", SK, 0, "directory entry of a tenant", []string{"tenantId"}},
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
@@ -177,6 +179,18 @@ func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 
 // Tenant is the partition of a tenant's own items.
 func Tenant(t string) string { return join("T", t) }
+
+// Directory is the platform's directory of tenants: one item per tenant
+// (DirectoryEntry), written with the tenant, so jobs that visit every
+// tenant list them with one Query. It is the only partition outside every
+// tenant's key space (ADR 0021).
+const Directory = "DIR"
+
+// DirectoryEntry is the sort key of a tenant's entry in the directory.
+func DirectoryEntry(t string) string { return join("TN", t) }
+
+// DirectoryPrefix selects the directory's tenant entries.
+const DirectoryPrefix = "TN" + Sep
 
 // TenantPrefix is what every key of tenant t starts with (IAM LeadingKeys).
 func TenantPrefix(t string) string { return join("T", t) + Sep }
@@ -302,6 +316,10 @@ func AgendaEntry(action, contractID string) string { return join(action, contrac
 // Run is the sort key of the agenda run of a date and shard, in the
 // tenant partition: the shard's lease and checkpoint.
 func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("%02d", shard)) }
+
+// RunsOn selects the agenda runs of one date (every shard's lease and
+// checkpoint) in the tenant partition.
+func RunsOn(date string) string { return join("RUN", date) + Sep }
 
 // Bucket is the GSI2 partition of a delinquency bucket.
 func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }

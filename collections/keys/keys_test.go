@@ -41,6 +41,8 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{PK, Suspense("t042"), "tenant tenantId=t042 / unmatched settlements awaiting reconciliation"},
 		{SK, Unmatched(at, "s-1"), "unmatched settlement (suspense entry) ts=2026-08-10T12:30:00.005Z settlementId=s-1"},
 		{SK, ContractCharge("C-1", "E123abc"), "contract contractId=C-1 / charge (Pix txid / boleto number) chargeId=E123abc"},
+		{PK, Directory, "platform directory of tenants (the one partition outside every tenant)"},
+		{SK, DirectoryEntry("t042"), "directory entry of a tenant tenantId=t042"},
 		{SK, TenantSK, "tenant item"},
 		{SK, ProfileSK, "debtor profile"},
 		{SK, ChargeSK, "charge lookup item"},
@@ -107,6 +109,10 @@ func TestPrefixesSelectOnlyTheirFamily(t *testing.T) {
 	}
 	if strings.HasPrefix(Installment("C-10", 1), InstallmentsPrefix("C-1")) {
 		t.Error("contract C-1 prefix selects C-10")
+	}
+	if !strings.HasPrefix(Run("2026-08-10", 15), RunsOn("2026-08-10")) || strings.HasPrefix(Run("2026-08-1", 0), RunsOn("2026-08-10")) ||
+		strings.HasPrefix(Run("2026-08-11", 0), RunsOn("2026-08-10")) {
+		t.Error("the runs prefix selects the wrong dates")
 	}
 	lo, hi := ContractRange("C-1")
 	inside := func(k string) bool { return k >= lo && k <= hi }

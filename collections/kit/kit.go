@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/errs"
+	"lastro/collections/keys"
 	"lastro/collections/table"
 )
 
@@ -77,6 +78,11 @@ func (k *Kit) Tenant(id string, cursorKey []byte) *Tenant {
 	return &Tenant{k: k, id: id, prefix: "T#" + id + "#", own: "T#" + id, cursorKey: cursorKey}
 }
 
+// Directory returns a handle that reaches only the platform's directory
+// of tenants (keys.Directory), the one partition outside every tenant:
+// jobs that visit every tenant list them through it.
+func (k *Kit) Directory() *Tenant { return &Tenant{k: k, directory: true} }
+
 // Tenant is the kit scoped to one tenant.
 type Tenant struct {
 	k         *Kit
@@ -84,6 +90,15 @@ type Tenant struct {
 	prefix    string // every partition of the tenant starts with it
 	own       string // ... or is the tenant's own partition
 	cursorKey []byte
+	directory bool // the directory partition is also reachable
+}
+
+// WithDirectory returns a copy of t that may also reach the directory of
+// tenants, for the transaction that creates a tenant and its entry.
+func (t *Tenant) WithDirectory() *Tenant {
+	c := *t
+	c.directory = true
+	return &c
 }
 
 // ID is the tenant id.
@@ -96,7 +111,10 @@ var ErrOutsideTenant = errors.New("kit: partition outside the caller's tenant")
 // guard refuses a partition key outside the tenant. The error names the
 // operation, never the key (it may carry another tenant's data).
 func (t *Tenant) guard(op, pk string) error {
-	if pk == t.own || strings.HasPrefix(pk, t.prefix) {
+	if t.directory && pk == keys.Directory {
+		return nil
+	}
+	if t.own != "" && (pk == t.own || strings.HasPrefix(pk, t.prefix)) {
 		return nil
 	}
 	return errs.Wrap(errs.Permission, "tenant_guard", ErrOutsideTenant, "kit: "+op+" refused: partition outside the caller's tenant")

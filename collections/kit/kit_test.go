@@ -184,6 +184,38 @@ func TestTenantGuardRefusesOtherTenantsKeys(t *testing.T) {
 	}
 }
 
+// TestDirectoryIsReachableOnlyThroughItsHandles: the directory of
+// tenants is the one partition outside every tenant; a tenant handle
+// reaches it only when asked to (WithDirectory), and the directory handle
+// reaches nothing else.
+func TestDirectoryIsReachableOnlyThroughItsHandles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	entry := item(keys.Directory, keys.DirectoryEntry("t1"))
+	own := item(keys.Tenant("t1"), keys.TenantSK)
+	plain := e.kit.Tenant("t1", nil)
+	if err := plain.Put(ctx, entry, nil); !errors.Is(err, kit.ErrOutsideTenant) {
+		t.Fatalf("a plain tenant handle wrote the directory: %v", err)
+	}
+	if err := plain.WithDirectory().Transact(ctx, kit.PutAction(own, nil), kit.PutAction(entry, nil)); err != nil {
+		t.Fatalf("tenant and directory entry in one transaction: %v", err)
+	}
+	if err := plain.WithDirectory().Put(ctx, item(keys.Tenant("t2"), keys.TenantSK), nil); !errors.Is(err, kit.ErrOutsideTenant) {
+		t.Fatalf("WithDirectory widened the tenant: %v", err)
+	}
+	dir := e.kit.Directory()
+	page, err := dir.QueryPage(ctx, kit.Query{Partition: keys.Directory, Sort: kit.BeginsWith(keys.DirectoryPrefix), Consistent: true}, "")
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("directory query: %v %d items", err, len(page.Items))
+	}
+	for _, pk := range []string{keys.Tenant("t1"), keys.Debtor("t1", "d1"), "", "DIRX"} {
+		if _, err := dir.Get(ctx, kit.Key{PK: pk, SK: keys.TenantSK}, true); !errors.Is(err, kit.ErrOutsideTenant) {
+			t.Errorf("the directory handle reached %q: %v", pk, err)
+		}
+	}
+}
+
 func TestBatchesRetryInjectedUnprocessedItems(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
