@@ -82,6 +82,27 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: []web.Role{web.Admin}, Request: CreateInput{}, Response: Created{}, Status: http.StatusCreated}, s.create)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant", Summary: "The caller's tenant",
 		Roles: allRoles, Response: Info{}}, s.info)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenant/webhook-secret/rotate",
+		Summary: "Replace the webhook secret (shown once); the old one keeps verifying for overlapSeconds (default 3600, 0-604800), then only the new one does",
+		Roles:   []web.Role{web.Supervisor}, Request: RotateInput{}, Response: Rotated{}}, s.rotateWebhook)
+}
+
+func (s *Service) rotateWebhook(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in RotateInput
+	if c.Request().ContentLength != 0 {
+		if err := web.Bind(c, &in); err != nil {
+			return err
+		}
+	}
+	out, err := s.RotateWebhookSecret(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Service) create(c echo.Context) error {

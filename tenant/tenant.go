@@ -68,6 +68,10 @@ type secrets struct {
 	Webhook    string         `json:"webhook"`
 	Cursor     []byte         `json:"cursor"`
 	Messaging  string         `json:"messaging,omitempty"` // signs messages sent to the provider
+	// WebhookPrevious is the webhook secret a rotation replaced; it still
+	// verifies until WebhookPreviousUntil (webhook.go).
+	WebhookPrevious      string    `json:"webhookPrevious,omitempty"`
+	WebhookPreviousUntil time.Time `json:"webhookPreviousUntil,omitzero"`
 }
 
 // DebtorKeySecret returns the HMAC secret of a debtor-key version.
@@ -211,7 +215,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	now := s.clock.Now().UTC()
 	sec := secrets{
 		DebtorKeys: map[int][]byte{1: secret.Random(32)},
-		Webhook:    "whsec_" + hex.EncodeToString(secret.Random(32)),
+		Webhook:    newWebhookSecret(),
 		Cursor:     secret.Random(32),
 	}
 	raw, err := json.Marshal(sec)
