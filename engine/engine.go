@@ -57,6 +57,10 @@ type Deps struct {
 	Bureau agenda.Bureau
 	// Owner names this instance on agenda leases; "" generates one.
 	Owner string
+	// Auth tunes the tenant and API key caches and the limit on failed
+	// authentications per client address (docs/adr/0022, 0023); zero
+	// fields take the defaults.
+	Auth tenant.Options
 }
 
 // Engine is the wired engine. Its services are exported so tools (demo
@@ -119,7 +123,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		d.Logger.Info("table created", "table", d.Table)
 	}
 	e := &Engine{Kit: kit.New(d.DB, d.Table), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table}
-	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards)
+	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards, d.Auth)
 	e.Idem = idem.New(e.Kit, e.Clock)
 	e.Policies = policy.NewService(e.Kit, e.Tenants, e.Clock)
 	e.Debtors = debtor.NewService(debtor.Deps{Kit: e.Kit, Tenants: e.Tenants, Sealer: e.Sealer, Clock: e.Clock})

@@ -19,10 +19,11 @@ import (
 // Routes registers the webhook and the suspense list.
 func (s *Service) Routes(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/webhooks/:tenantId/settlements",
-		Summary: "Settlement webhook (no API key: X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body), 300 s window). " +
+		Summary: "Settlement webhook (no API key: X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body), 300 s window; " +
+			"during a secret rotation's overlap the old secret verifies too). An address with too many failed signatures or unknown tenants gets 429 with Retry-After. " +
 			"Applies the payment exactly once: applied, already_applied (with the first outcome) or unmatched (recorded for reconciliation); 503 asks the provider to retry",
 		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
-		Response: Outcome{}}, s.webhook)
+		Response: Outcome{}}, s.webhook, s.tenants.LimitFailures("tenantId"))
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
@@ -57,7 +58,7 @@ func (s *Service) webhook(c echo.Context) error {
 	}
 	now := s.clock.Now()
 	h := c.Request().Header
-	if err := Verify(t.WebhookSecret(), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
+	if err := VerifyAny(t.WebhookSecrets(now), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
 		return err
 	}
 	p, err := Decode(body)

@@ -60,10 +60,24 @@ func errSignatureStale(now time.Time) error {
 // differ is never told. Several comma-separated signatures are accepted
 // (a provider rotating secrets sends the old and the new one).
 func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) error {
+	return VerifyAny([]string{secret}, tsHeader, sigHeader, body, now)
+}
+
+// VerifyAny is Verify against several secrets: a signature under any of
+// them passes. During a webhook secret rotation's overlap the tenant has
+// two (tenant.Tenant.WebhookSecrets). Every secret and every candidate
+// signature is compared, so timing tells neither which matched.
+func VerifyAny(secrets []string, tsHeader, sigHeader string, body []byte, now time.Time) error {
 	if tsHeader == "" || sigHeader == "" {
 		return errSignatureMissing
 	}
-	if secret == "" || len(tsHeader) > 12 || len(sigHeader) > 1024 {
+	var wants [][]byte
+	for _, secret := range secrets {
+		if secret != "" {
+			wants = append(wants, mac(secret, tsHeader, body))
+		}
+	}
+	if len(wants) == 0 || len(tsHeader) > 12 || len(sigHeader) > 1024 {
 		return errSignature
 	}
 	ts, err := strconv.ParseInt(tsHeader, 10, 64)
@@ -73,7 +87,6 @@ func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) erro
 	if d := now.Sub(time.Unix(ts, 0)); d > Window || d < -Window {
 		return errSignatureStale(now)
 	}
-	want := mac(secret, tsHeader, body)
 	ok := false
 	for _, part := range strings.Split(sigHeader, ",") {
 		hexSig, found := strings.CutPrefix(strings.TrimSpace(part), "v1=")
@@ -86,8 +99,10 @@ func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) erro
 		}
 		// hmac.Equal is constant time in the length of the inputs; go on
 		// over every candidate so timing does not say which one matched.
-		if hmac.Equal(got, want) {
-			ok = true
+		for _, want := range wants {
+			if hmac.Equal(got, want) {
+				ok = true
+			}
 		}
 	}
 	if !ok {

@@ -79,3 +79,30 @@ func TestStaleSignatureNamesTheEngineClock(t *testing.T) {
 		t.Fatalf("%s: %s", code, msg)
 	}
 }
+
+// TestVerifyAny: during a rotation's overlap a signature under either
+// secret passes; under neither, or with no secret at all, it fails.
+func TestVerifyAny(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 24, 12, 0, 0, 0, time.UTC)
+	body := []byte(`{"settlementId":"s1"}`)
+	tsh := strconv.FormatInt(now.Unix(), 10)
+	for _, tt := range []struct {
+		name    string
+		secrets []string
+		signer  string
+		ok      bool
+	}{
+		{"new secret", []string{"whsec_new", "whsec_old"}, "whsec_new", true},
+		{"old secret", []string{"whsec_new", "whsec_old"}, "whsec_old", true},
+		{"neither", []string{"whsec_new", "whsec_old"}, "whsec_other", false},
+		{"overlap over", []string{"whsec_new"}, "whsec_old", false},
+		{"no secrets", nil, "whsec_new", false},
+		{"empty secrets only", []string{"", ""}, "", false},
+	} {
+		err := VerifyAny(tt.secrets, tsh, Sign(tt.signer, now.Unix(), body), body, now)
+		if _, code, _ := errs.Public(err); (err == nil) != tt.ok || (!tt.ok && code != "invalid_signature") {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}

@@ -17,7 +17,9 @@ import (
 
 // Authenticator sets the request's principal from its bearer token: the
 // admin token, or a tenant API key. A request without a token goes on
-// unauthenticated (routes that need a role refuse it); a bad token is 401.
+// unauthenticated (routes that need a role refuse it); a bad token is 401,
+// and a client address that keeps sending bad tokens gets 429 with
+// Retry-After before its lookups reach the store (docs/adr/0023).
 func (s *Service) Authenticator(adminToken string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -33,11 +35,12 @@ func (s *Service) Authenticator(adminToken string) echo.MiddlewareFunc {
 				web.SetPrincipal(c, web.Principal{Role: web.Admin})
 				return next(c)
 			}
-			p, err := s.Authenticate(c.Request().Context(), token)
+			o, err := s.keyOwner(c.Request().Context(), token, ClientAddress(c))
 			if err != nil {
+				setRetryAfter(c, err)
 				return err
 			}
-			web.SetPrincipal(c, p)
+			web.SetPrincipal(c, web.Principal{TenantID: o.tenantID, Role: web.Role(o.role)})
 			return next(c)
 		}
 	}
@@ -82,6 +85,85 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: []web.Role{web.Admin}, Request: CreateInput{}, Response: Created{}, Status: http.StatusCreated}, s.create)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant", Summary: "The caller's tenant",
 		Roles: allRoles, Response: Info{}}, s.info)
+	// Managing credentials is the supervisor's: operators and compliance
+	// use keys, they do not mint or revoke them (docs/adr/0022).
+	sup := []web.Role{web.Supervisor}
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/keys",
+		Summary: "The tenant's API keys, revoked ones included: keyId (16 hex of the key's SHA-256), role, createdAt, revokedAt; never the key",
+		Roles:   sup, Response: KeyPage{Items: []KeyInfo{{KeyID: "3f9a0c1d2e4b5a69", Role: "operator", CreatedAt: "2026-09-24T12:00:00.000Z"}}},
+		Query: []string{"limit", "cursor"}}, s.listKeys)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenant/keys",
+		Summary: "Create an API key of a role (operator, supervisor, compliance); the key is shown once. It works at once on this instance",
+		Roles:   sup, Request: NewKeyInput{Role: "operator"}, Response: NewKey{}, Status: http.StatusCreated}, s.createKey)
+	srv.Handle(web.Doc{Method: http.MethodDelete, Path: "/v1/tenant/keys/:keyId",
+		Summary: "Revoke an API key: 401 at once on this instance, on every instance within the key cache window (10 s by default). " +
+			"409 last_supervisor_key for the last active supervisor key; revoking a revoked key answers it unchanged",
+		Roles: sup, Response: KeyInfo{}}, s.revokeKey)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenant/webhook-secret/rotate",
+		Summary: "Replace the webhook secret (shown once); the old one keeps verifying for overlapSeconds (default 3600, 0-604800), then only the new one does",
+		Roles:   sup, Request: RotateInput{}, Response: Rotated{}}, s.rotateWebhook)
+}
+
+func (s *Service) listKeys(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	limit, err := web.ParseLimit(c.QueryParam("limit"), web.DefaultListLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.ListKeys(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) createKey(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in NewKeyInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.CreateKey(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+func (s *Service) revokeKey(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.RevokeKey(c.Request().Context(), t, c.Param("keyId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) rotateWebhook(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in RotateInput
+	if c.Request().ContentLength != 0 {
+		if err := web.Bind(c, &in); err != nil {
+			return err
+		}
+	}
+	out, err := s.RotateWebhookSecret(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Service) create(c echo.Context) error {
@@ -108,7 +190,7 @@ func (s *Service) info(c echo.Context) error {
 // Authenticate resolves an API key to its principal; Unauth when the key
 // is unknown or malformed.
 func (s *Service) Authenticate(ctx context.Context, key string) (web.Principal, error) {
-	o, err := s.keyOwner(ctx, key)
+	o, err := s.keyOwner(ctx, key, "")
 	if err != nil {
 		return web.Principal{}, err
 	}

@@ -68,6 +68,10 @@ type secrets struct {
 	Webhook    string         `json:"webhook"`
 	Cursor     []byte         `json:"cursor"`
 	Messaging  string         `json:"messaging,omitempty"` // signs messages sent to the provider
+	// WebhookPrevious is the webhook secret a rotation replaced; it still
+	// verifies until WebhookPreviousUntil (webhook.go).
+	WebhookPrevious      string    `json:"webhookPrevious,omitempty"`
+	WebhookPreviousUntil time.Time `json:"webhookPreviousUntil,omitzero"`
 }
 
 // DebtorKeySecret returns the HMAC secret of a debtor-key version.
@@ -121,6 +125,7 @@ type apiKeyRecord struct {
 	TenantID  string `dynamodbav:"tenantId"`
 	Role      string `dynamodbav:"role"`
 	CreatedAt string `dynamodbav:"createdAt"`
+	RevokedAt string `dynamodbav:"revokedAt,omitempty"`
 }
 
 // Service creates, loads and authenticates tenants.
@@ -129,10 +134,14 @@ type Service struct {
 	box    *secret.Box
 	clock  clock.Clock
 	shards int
+	opts   Options
+	fails  *failureLimiter
 
-	mu    sync.Mutex
-	cache map[string]cached // tenant id → tenant
-	keys  map[string]cachedKey
+	mu         sync.Mutex
+	cache      map[string]cached // tenant id → tenant
+	keys       map[string]cachedKey
+	missTenant map[string]time.Time // tenant id → when it was not found
+	missKey    map[string]time.Time // key hash → when it was unknown or revoked
 }
 
 type cached struct {
@@ -148,12 +157,70 @@ type cachedKey struct {
 // keyOwner is who an API key belongs to: its tenant and role.
 type keyOwner struct{ tenantID, role string }
 
-// cacheTTL bounds how long a tenant or API key lookup is reused.
-const cacheTTL = 30 * time.Second
+// Options tune the service's caches and its limit on failed
+// authentications (docs/adr/0022, 0023). Zero fields take the defaults.
+type Options struct {
+	// TenantCacheTTL bounds how long a loaded tenant (its settings and
+	// webhook secrets) is reused; default 30 s.
+	TenantCacheTTL time.Duration
+	// KeyCacheTTL bounds how long an authenticated API key is reused
+	// without reading its item again: the window in which a key revoked
+	// on another instance still works here; default 10 s.
+	KeyCacheTTL time.Duration
+	// MissTTL bounds how long an unknown API key or tenant is answered
+	// from memory; default 5 s.
+	MissTTL time.Duration
+	// FailureBurst is how many failed authentications a client address
+	// may make in a row before it gets 429; default 20.
+	FailureBurst int
+	// FailureEvery is how often a client address earns one more failed
+	// attempt back; default 2 s.
+	FailureEvery time.Duration
+}
 
-// NewService returns the tenant service.
-func NewService(k *kit.Kit, box *secret.Box, c clock.Clock, shards int) *Service {
-	return &Service{kit: k, box: box, clock: c, shards: shards, cache: map[string]cached{}, keys: map[string]cachedKey{}}
+// Default cache windows and failure limits.
+const (
+	DefaultTenantCacheTTL = 30 * time.Second
+	DefaultKeyCacheTTL    = 10 * time.Second
+	DefaultMissTTL        = 5 * time.Second
+	DefaultFailureBurst   = 20
+	DefaultFailureEvery   = 2 * time.Second
+)
+
+// maxMisses bounds each negative cache: past it, expired entries are
+// swept and, if none expired, the lookup is simply not remembered.
+const maxMisses = 10000
+
+func (o Options) withDefaults() Options {
+	if o.TenantCacheTTL <= 0 {
+		o.TenantCacheTTL = DefaultTenantCacheTTL
+	}
+	if o.KeyCacheTTL <= 0 {
+		o.KeyCacheTTL = DefaultKeyCacheTTL
+	}
+	if o.MissTTL <= 0 {
+		o.MissTTL = DefaultMissTTL
+	}
+	if o.FailureBurst <= 0 {
+		o.FailureBurst = DefaultFailureBurst
+	}
+	if o.FailureEvery <= 0 {
+		o.FailureEvery = DefaultFailureEvery
+	}
+	return o
+}
+
+// NewService returns the tenant service; opts (at most one) tunes its
+// caches and failure limits.
+func NewService(k *kit.Kit, box *secret.Box, c clock.Clock, shards int, opts ...Options) *Service {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o = o.withDefaults()
+	return &Service{kit: k, box: box, clock: c, shards: shards, opts: o,
+		fails: newFailureLimiter(o.FailureBurst, o.FailureEvery, maxMisses),
+		cache: map[string]cached{}, keys: map[string]cachedKey{}, missTenant: map[string]time.Time{}, missKey: map[string]time.Time{}}
 }
 
 // CreateInput is the body of POST /v1/tenants.
@@ -221,7 +288,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	now := s.clock.Now().UTC()
 	sec := secrets{
 		DebtorKeys: map[int][]byte{1: secret.Random(32)},
-		Webhook:    "whsec_" + hex.EncodeToString(secret.Random(32)),
+		Webhook:    newWebhookSecret(),
 		Cursor:     secret.Random(32),
 	}
 	raw, err := json.Marshal(sec)
@@ -263,6 +330,12 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		return nil, fmt.Errorf("create tenant: %w", err)
 	}
+	// A webhook or key naming this tenant may have missed just before:
+	// it works at once here (other instances within MissTTL).
+	s.Invalidate(in.TenantID)
+	for _, k := range out.APIKeys {
+		s.forgetKey(hashKey(k))
+	}
 	return out, nil
 }
 
@@ -293,27 +366,72 @@ func (s *Service) List(ctx context.Context) ([]string, error) {
 	}
 }
 
-// Get loads a tenant (cached briefly); NotFound when it does not exist.
+var errTenantNotFound = errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+
+// Get loads a tenant (cached briefly); NotFound when it does not exist. A
+// tenant found missing is remembered for MissTTL, so an unknown tenant
+// named again and again (a misconfigured or hostile webhook sender) costs
+// one consistent read per window, not one per request.
 func (s *Service) Get(ctx context.Context, id string) (*Tenant, error) {
+	now := time.Now()
 	s.mu.Lock()
-	if c, ok := s.cache[id]; ok && time.Since(c.at) < cacheTTL {
+	if c, ok := s.cache[id]; ok && now.Sub(c.at) < s.opts.TenantCacheTTL {
 		s.mu.Unlock()
 		return c.t, nil
 	}
+	if at, ok := s.missTenant[id]; ok && now.Sub(at) < s.opts.MissTTL {
+		s.mu.Unlock()
+		return nil, errTenantNotFound
+	}
 	s.mu.Unlock()
-	return s.load(ctx, id)
+	t, err := s.load(ctx, id)
+	if errs.Is(err, errs.NotFound) && ValidID(id) {
+		s.mu.Lock()
+		remember(s.missTenant, id, now, s.opts.MissTTL)
+		s.mu.Unlock()
+	}
+	return t, err
 }
 
-// Invalidate drops a cached tenant (after its settings change).
+// cachedTenant reports whether tenant id is in the cache and fresh: using
+// it costs no store read.
+func (s *Service) cachedTenant(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.cache[id]
+	return ok && time.Since(c.at) < s.opts.TenantCacheTTL
+}
+
+// Invalidate drops what this instance remembers of a tenant, found or
+// not (after its settings change, or once it is created).
 func (s *Service) Invalidate(id string) {
 	s.mu.Lock()
 	delete(s.cache, id)
+	delete(s.missTenant, id)
 	s.mu.Unlock()
+}
+
+// remember records a miss at now in a negative cache bounded at
+// maxMisses: when full, expired entries go; when none has expired the
+// miss is not remembered (the next lookup reads the store again, which
+// is only what it costs without the cache).
+func remember(m map[string]time.Time, k string, now time.Time, ttl time.Duration) {
+	if len(m) >= maxMisses {
+		for mk, at := range m {
+			if now.Sub(at) >= ttl {
+				delete(m, mk)
+			}
+		}
+		if len(m) >= maxMisses {
+			return
+		}
+	}
+	m[k] = now
 }
 
 func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	if !ValidID(id) {
-		return nil, errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+		return nil, errTenantNotFound
 	}
 	ctx, _ = kit.Operation(ctx, "tenant.load")
 	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.TenantSK}, true)
@@ -321,7 +439,7 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 		return nil, fmt.Errorf("load tenant: %w", err)
 	}
 	if it == nil {
-		return nil, errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
+		return nil, errTenantNotFound
 	}
 	var rec record
 	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
@@ -354,39 +472,73 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	}
 	s.mu.Lock()
 	s.cache[id] = cached{t: t, at: time.Now()}
+	delete(s.missTenant, id)
 	s.mu.Unlock()
 	return t, nil
 }
 
+var errUnauthenticated = errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+
 // keyOwner resolves an API key to its tenant and role; Unauth when the
-// key is unknown or malformed.
-func (s *Service) keyOwner(ctx context.Context, key string) (keyOwner, error) {
+// key is unknown, revoked or malformed. client is the caller's address
+// for the failure limit ("" : not limited): a client over its budget of
+// failures gets 429 instead of a store read, though a key already
+// cached still passes (it costs nothing and is known good).
+func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, error) {
+	now := time.Now()
 	id, ok := tenantOfKey(key)
 	if !ok {
-		return keyOwner{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
+		s.failed(client, now)
+		return keyOwner{}, errUnauthenticated
 	}
 	h := hashKey(key)
 	s.mu.Lock()
-	if c, ok := s.keys[h]; ok && time.Since(c.at) < cacheTTL {
+	if c, ok := s.keys[h]; ok && now.Sub(c.at) < s.opts.KeyCacheTTL {
 		s.mu.Unlock()
 		return c.o, nil
 	}
+	at, missed := s.missKey[h]
+	missed = missed && now.Sub(at) < s.opts.MissTTL
 	s.mu.Unlock()
+	if err := s.overLimit(client, now); err != nil {
+		return keyOwner{}, err
+	}
+	if missed {
+		s.failed(client, now)
+		return keyOwner{}, errUnauthenticated
+	}
 	ctx, _ = kit.Operation(ctx, "tenant.authenticate")
-	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.APIKey(h)}, false)
+	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.APIKey(h)}, true)
 	if err != nil {
 		return keyOwner{}, fmt.Errorf("authenticate: %w", err)
 	}
-	if it == nil {
-		return keyOwner{}, errs.E(errs.Unauth, "unauthenticated", "missing or invalid API key")
-	}
 	var rec apiKeyRecord
-	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
-		return keyOwner{}, fmt.Errorf("decode API key: %w", err)
+	if it != nil {
+		if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
+			return keyOwner{}, fmt.Errorf("decode API key: %w", err)
+		}
+	}
+	if it == nil || rec.RevokedAt != "" {
+		s.mu.Lock()
+		delete(s.keys, h)
+		remember(s.missKey, h, now, s.opts.MissTTL)
+		s.mu.Unlock()
+		s.failed(client, now)
+		return keyOwner{}, errUnauthenticated
 	}
 	o := keyOwner{tenantID: rec.TenantID, role: rec.Role}
 	s.mu.Lock()
-	s.keys[h] = cachedKey{o: o, at: time.Now()}
+	s.keys[h] = cachedKey{o: o, at: now}
+	delete(s.missKey, h)
 	s.mu.Unlock()
 	return o, nil
+}
+
+// forgetKey drops what this instance remembers of an API key, found or
+// not: after it is created or revoked here, the next request reads it.
+func (s *Service) forgetKey(hash string) {
+	s.mu.Lock()
+	delete(s.keys, hash)
+	delete(s.missKey, hash)
+	s.mu.Unlock()
 }

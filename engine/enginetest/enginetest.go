@@ -56,6 +56,7 @@ type options struct {
 	shards  int
 	owner   string
 	shared  *Env
+	auth    tenant.Options
 }
 
 // Option changes the fixture.
@@ -79,6 +80,10 @@ func SharedWith(other *Env) Option { return func(o *options) { o.shared = other 
 // Owner names the engine instance on agenda leases (two engines on one
 // store run the scheduler side by side).
 func Owner(name string) Option { return func(o *options) { o.owner = name } }
+
+// Auth tunes the engine's tenant and key caches and its failure limit
+// (short windows to watch them expire, a small burst to reach it).
+func Auth(o tenant.Options) Option { return func(opts *options) { opts.auth = o } }
 
 // Env is a running engine for a test.
 type Env struct {
@@ -150,6 +155,7 @@ func Open(opts ...Option) (*Env, error) {
 		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
 		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
 		Sender: contactlimit.NewOutbox(env.OutboxPath), Bureau: agenda.NewFileBureau(env.BureauPath), Owner: o.owner,
+		Auth: o.auth,
 	})
 	if err != nil {
 		closeStore()
