@@ -111,7 +111,7 @@ func TestReviewRunAheadOfTodayDoesNotDunEarly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, at("2026-08-01", 10, 0))
 	dk := f.sign(t, "C-1", "2026-08-07", 3) // due Friday 08-07
-	f.Clock.Set(at("2026-08-05", 9, 0))   // Wednesday: nothing is due yet
+	f.Clock.Set(at("2026-08-05", 9, 0))     // Wednesday: nothing is due yet
 	rep, err := f.Agenda.Run(bg, f.t, calendar.MustParse("2026-08-10"), agenda.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestReviewOneBureauFailureDoesNotStopTheShard(t *testing.T) {
 	if got := f.runAt(t, at("2026-09-14", 9, 30)); got[policy.BureauNotice] != 1 {
 		t.Fatalf("notice: %v", got)
 	}
-	dk := f.sign(t, "C-x", "2026-09-28", 3) // due Mon 09-28: DUE_CHECK Tue 09-29
+	dk := f.sign(t, "C-x", "2026-09-28", 3)               // due Mon 09-28: DUE_CHECK Tue 09-29
 	if err := os.Mkdir(f.BureauPath, 0o700); err != nil { // the bureau is down
 		t.Fatal(err)
 	}
