@@ -56,6 +56,7 @@ type outcome struct {
 	executed []string
 	blocked  contactlimit.Reason
 	skipped  bool
+	failed   bool
 }
 
 func (o outcome) count(rep *ShardReport) {
@@ -67,6 +68,9 @@ func (o outcome) count(rep *ShardReport) {
 	}
 	if o.skipped {
 		rep.Skipped++
+	}
+	if o.failed {
+		rep.Failed++
 	}
 }
 
@@ -112,17 +116,30 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 			r.beforeSave(e.ContractID)
 		}
 		err = r.save(ctx, db, c, now, w.events)
+		// What follows the write must happen even if the run is being
+		// stopped: a recorded step's message is sent, a claimed contact's
+		// cancellation is written.
+		after, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
 		if err == nil {
 			out = w.out
+			if w.report != nil {
+				// Recorded first (reportedAt: the removal is owed when it is
+				// cured), submitted after: a payment that lands in between
+				// fails the write, and nothing reaches the bureau.
+				if err := r.d.Bureau.Submit(after, t, *w.report); err != nil {
+					return false, fmt.Errorf("bureau: %w", err)
+				}
+			}
 			if w.send != nil {
-				return false, r.deliver(ctx, t, date, c, *w.send)
+				return false, r.deliver(after, t, date, c, *w.send)
 			}
 			return false, nil
 		}
 		if w.send != nil {
 			// Claimed but not recorded: cancel the contact, with the reason
 			// on its evidence.
-			if _, rerr := r.d.Contacts.Record(ctx, t, w.send.attempt, contactlimit.OutcomeFailed, "contract_changed"); rerr != nil {
+			if _, rerr := r.d.Contacts.Record(after, t, w.send.attempt, contactlimit.OutcomeFailed, "contract_changed"); rerr != nil {
 				return false, errors.Join(err, rerr)
 			}
 		}
@@ -171,9 +188,26 @@ type work struct {
 	out    outcome
 	events []contract.Event
 	send   *delivery
+	report *Record // a bureau inclusion, submitted once the step is recorded
 }
 
 func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
+	w, err := r.steps(ctx, t, c, dunning, date, now)
+	if err != nil {
+		return nil, err
+	}
+	// A removal that became owed during this visit (credit or a kept
+	// promise cured a reported contract) runs now, not on the next run.
+	if h := &c.Header; h.NextAction == policy.BureauRemoval && h.NextActionDate <= date.String() && w.send == nil && w.report == nil {
+		if err := r.removal(ctx, t, c, w, date, now); err != nil {
+			return nil, err
+		}
+		c.Refresh(date, t.Calendar(), dunning)
+	}
+	return w, nil
+}
+
+func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
 	w := &work{}
 	h := &c.Header
 	cal := t.Calendar()
@@ -276,18 +310,17 @@ func channelOf(action string) contactlimit.Channel {
 	return contactlimit.SMS
 }
 
-// report hands the contract to the bureau (AP10): the régua only plans
-// BUREAU_REPORT once a delivered notice is old enough (ADR 0014).
-func (r *Runner) report(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date, now time.Time, dunning *policy.Dunning) error {
+// report records the contract's report to the bureau (AP10), submitted
+// once recorded: the régua only plans BUREAU_REPORT once a delivered
+// notice is old enough (ADR 0014).
+func (r *Runner) report(_ context.Context, t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date, now time.Time, dunning *policy.Dunning) error {
 	if r.d.Bureau == nil {
 		return errors.New("agenda: no bureau configured for BUREAU_REPORT")
 	}
 	h := &c.Header
 	rec := Record{Kind: Inclusion, TenantID: t.ID, DebtorKey: h.DebtorKey, ContractID: h.ContractID, AmountCents: h.OutstandingCents,
 		OldestOverdue: h.OldestOverdueDueDate, NoticeAt: h.NoticeAt, At: now.UTC().Format(time.RFC3339)}
-	if err := r.d.Bureau.Submit(ctx, t, rec); err != nil {
-		return fmt.Errorf("bureau: %w", err)
-	}
+	w.report = &rec
 	record(c, plan, date)
 	h.ReportedAt = date.String()
 	c.Refresh(date, t.Calendar(), dunning)
@@ -351,6 +384,9 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		dunning, err := r.dunning(ctx, t, c)
 		if err != nil {
 			return false, err
+		}
+		if !c.Header.IsDelinquent() {
+			return false, nil // paid meanwhile: the notice proves nothing for a later delinquency
 		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()

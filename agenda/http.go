@@ -56,8 +56,8 @@ func (r *Runner) postRun(c echo.Context) error {
 			return errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD")
 		}
 	}
-	if date.After(today.AddDays(r.d.CatchUp)) {
-		return errs.E(errs.Rule, "date_too_far", "date %s is more than %d days after today (%s)", date, r.d.CatchUp, today)
+	if date.After(today) {
+		return errs.E(errs.Rule, "date_in_future", "date %s is after today (%s): the agenda of a day runs on that day", date, today)
 	}
 	seen := map[int]bool{}
 	for _, s := range in.Shards {

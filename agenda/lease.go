@@ -2,9 +2,12 @@ package agenda
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -24,6 +27,7 @@ import (
 // uses (a run of a past date must not vanish under its worker).
 type runItem struct {
 	Owner      string         `dynamodbav:"owner"`
+	Token      string         `dynamodbav:"token"`      // this lease's own id: every write under it is conditioned on it
 	LeaseUntil int64          `dynamodbav:"leaseUntil"` // unix milliseconds
 	Partition  string         `dynamodbav:"partition"`  // agenda date being read ("" before the first page)
 	After      string         `dynamodbav:"after"`      // last GSI1SK handled in it
@@ -41,23 +45,60 @@ func runKey(t *tenant.Tenant, date calendar.Date, shard int) kit.Key {
 	return kit.Key{PK: keys.Tenant(t.ID), SK: keys.Run(date.String(), shard)}
 }
 
-// acquire takes the shard's lease for date: granted when nobody holds it,
-// its holder let it expire, or this runner holds it already. A finished
-// run starts over from the first partition; an unfinished one keeps its
-// checkpoint.
+// runSlot names a run held in this process.
+type runSlot struct {
+	tenant, date string
+	shard        int
+}
+
+// token is the lease token this runner holds on a run, "" when none.
+func (r *Runner) token(t *tenant.Tenant, date calendar.Date, shard int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held[runSlot{t.ID, date.String(), shard}]
+}
+
+// forget drops the token of a run that returned.
+func (r *Runner) forget(t *tenant.Tenant, date calendar.Date, shard int) {
+	r.mu.Lock()
+	delete(r.held, runSlot{t.ID, date.String(), shard})
+	r.mu.Unlock()
+}
+
+// acquire takes the shard's lease for date: granted when nobody holds it
+// or its holder let it expire — never to a second run while one holds it,
+// in this process (the scheduler and the run endpoint share a runner) or
+// another. Each grant has its own token, and every later write under the
+// lease is conditioned on it. A finished run starts over from the first
+// partition; an unfinished one keeps its checkpoint.
 func (r *Runner) acquire(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int) (*runItem, error) {
+	slot := runSlot{t.ID, date.String(), shard}
+	tok := uuid.NewString()
+	r.mu.Lock()
+	if _, busy := r.held[slot]; busy {
+		r.mu.Unlock()
+		return nil, ErrBusy
+	}
+	r.held[slot] = tok
+	r.mu.Unlock()
+	l, err := r.take(ctx, t, date, shard, tok)
+	if err != nil {
+		r.forget(t, date, shard)
+	}
+	return l, err
+}
+
+func (r *Runner) take(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, tok string) (*runItem, error) {
 	now := r.d.LeaseClock.Now()
 	name := expression.Name
 	val := expression.Value
-	upd := expression.Set(name("owner"), val(r.d.Owner)).
+	upd := expression.Set(name("owner"), val(r.d.Owner)).Set(name("token"), val(tok)).
 		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).
 		Set(name("startedAt"), val(keys.Timestamp(now))).
 		Set(name("type"), val("AGENDA_RUN")).
 		Set(name("expiresAt"), val(now.Add(40*24*time.Hour).Unix())).
 		Add(name("runs"), val(1))
-	cond := name("PK").AttributeNotExists().
-		Or(name("leaseUntil").LessThan(val(now.UnixMilli()))).
-		Or(name("owner").Equal(val(r.d.Owner)))
+	cond := name("PK").AttributeNotExists().Or(name("leaseUntil").LessThan(val(now.UnixMilli())))
 	it, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &cond, types.ReturnValueAllNew)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return nil, ErrBusy
@@ -72,8 +113,8 @@ func (r *Runner) acquire(ctx context.Context, t *tenant.Tenant, date calendar.Da
 	if l.Finished {
 		// A new run of a finished date: from the start, with a clean slate.
 		reset := expression.Set(name("finished"), val(false)).Set(name("partition"), val("")).Set(name("after"), val(""))
-		owner := name("owner").Equal(val(r.d.Owner))
-		if _, err := r.db(t).Update(ctx, runKey(t, date, shard), reset, &owner, types.ReturnValueNone); err != nil {
+		mine := name("token").Equal(val(tok))
+		if _, err := r.db(t).Update(ctx, runKey(t, date, shard), reset, &mine, types.ReturnValueNone); err != nil {
 			return nil, fmt.Errorf("agenda: lease: %w", err)
 		}
 		l.Partition, l.After = "", ""
@@ -90,7 +131,7 @@ func (r *Runner) checkpoint(ctx context.Context, t *tenant.Tenant, date calendar
 	val := expression.Value
 	upd := expression.Set(name("partition"), val(partition)).Set(name("after"), val(after)).
 		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).Set(name("executed"), val(rep.Executed))
-	owner := name("owner").Equal(val(r.d.Owner))
+	owner := name("token").Equal(val(r.token(t, date, shard)))
 	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return r.lost(ctx, t, date, shard)
@@ -115,7 +156,7 @@ func (r *Runner) release(ctx context.Context, t *tenant.Tenant, date calendar.Da
 	val := expression.Value
 	upd := expression.Set(name("finished"), val(true)).Set(name("leaseUntil"), val(0)).
 		Set(name("finishedAt"), val(keys.Timestamp(r.d.LeaseClock.Now()))).Set(name("executed"), val(rep.Executed))
-	owner := name("owner").Equal(val(r.d.Owner))
+	owner := name("token").Equal(val(r.token(t, date, shard)))
 	_, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &owner, types.ReturnValueNone)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return r.lost(ctx, t, date, shard)

@@ -145,10 +145,11 @@ func TestTwoEnginesRunEachActionOnce(t *testing.T) {
 	}
 }
 
-// TestInterruptedRunResumesFromItsCheckpoint stops a worker after its
-// first page (as a kill would: its lease stays until it expires), then
-// runs the shard again from another worker: it waits for the lease,
-// resumes from the checkpoint and no step runs twice.
+// TestInterruptedRunResumesFromItsCheckpoint freezes a worker after its
+// first page, as a killed (or hung) process would be — its lease stays
+// until it expires — then runs the shard from another worker: it finds
+// the shard busy, then, once the lease expired, resumes from the
+// checkpoint, and no step runs twice.
 func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, at("2026-08-01", 10, 0), enginetest.Shards(1))
@@ -164,18 +165,30 @@ func TestInterruptedRunResumesFromItsCheckpoint(t *testing.T) {
 			Owner: owner, Lease: 300 * time.Millisecond})
 	}
 	ctx, cancel := context.WithCancel(bg)
-	first, err := newRunner("killed").RunShard(ctx, f.t, date, 0, func(agenda.Progress) { cancel() })
-	if err == nil || first.Executed["SMS_D1"] != 100 {
-		t.Fatalf("interrupted run: %+v %v", first, err)
-	}
+	frozen, thaw := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	firstDone := make(chan agenda.ShardReport, 1)
+	go func() {
+		rep, _ := newRunner("killed").RunShard(ctx, f.t, date, 0, func(agenda.Progress) {
+			once.Do(func() { close(frozen); <-thaw })
+		})
+		firstDone <- rep
+	}()
+	<-frozen
 	second := newRunner("restarted")
 	if _, err := second.RunShard(bg, f.t, date, 0, nil); err != agenda.ErrBusy {
-		t.Fatalf("the killed worker's lease is still held: %v", err)
+		t.Fatalf("the frozen worker's lease is still held: %v", err)
 	}
 	time.Sleep(400 * time.Millisecond)
 	rep, err := second.RunShard(bg, f.t, date, 0, nil)
 	if err != nil || !rep.Resumed || rep.Executed["SMS_D1"] != n-100 {
 		t.Fatalf("resumed run: %+v %v", rep, err)
+	}
+	// The frozen worker wakes up stopped: it does nothing more.
+	cancel()
+	close(thaw)
+	if first := <-firstDone; first.Executed["SMS_D1"] != 100 {
+		t.Fatalf("frozen worker: %+v", first)
 	}
 	// One run item for the shard and date, finished; every contract got
 	// exactly one SMS_D1.

@@ -19,6 +19,7 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
@@ -55,6 +56,11 @@ type Deps struct {
 // Runner executes agenda runs.
 type Runner struct {
 	d Deps
+	// held are the lease tokens of the runs in progress here, by date and
+	// shard: a second run of a shard in this process is refused, and Yield
+	// releases only leases this runner still holds.
+	mu   sync.Mutex
+	held map[runSlot]string
 	// beforeSave, when set, runs between an action's reads and its write:
 	// tests use it to force interleavings with payments.
 	beforeSave func(contractID string)
@@ -77,7 +83,7 @@ func New(d Deps) *Runner {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{d: d}
+	return &Runner{d: d, held: map[runSlot]string{}}
 }
 
 // Options narrow a run.
@@ -100,6 +106,7 @@ type ShardReport struct {
 	Executed map[string]int `json:"executed"` // actions executed, by action
 	Blocked  map[string]int `json:"blocked"`  // contact steps the gateway refused (rescheduled), by reason
 	Skipped  int            `json:"skipped"`  // entries no longer due: paid or changed meanwhile
+	Failed   int            `json:"failed"`   // entries whose action failed (logged; retried by the next run)
 	Resumed  bool           `json:"resumed"`  // continued from an interrupted run's checkpoint
 	Busy     bool           `json:"busy"`     // another worker holds the shard's lease: not run here
 	Error    string         `json:"error,omitempty"`
@@ -112,17 +119,27 @@ type Report struct {
 	Executed map[string]int `json:"executed"` // over every shard, by action
 	Blocked  map[string]int `json:"blocked"`
 	Skipped  int            `json:"skipped"`
+	Failed   int            `json:"failed"`
 	Shards   []ShardReport  `json:"shards"`
 }
 
-// ErrBusy is returned by a shard run when another worker holds its lease.
+// ErrBusy is returned by a shard run when another worker (or another run
+// of this one) holds its lease.
 var ErrBusy = errors.New("agenda: the shard is leased by another worker")
+
+// ErrFutureDate refuses a run for a date after the tenant's today: the
+// agenda of a day runs on that day, never ahead (a run dated ahead would
+// derive delinquency, and contact, before an instalment is due).
+var ErrFutureDate = errors.New("agenda: the run date is after today")
 
 // Run executes the tenant's agenda for date: every shard (or opt.Shards)
 // in its own goroutine, each reading its agenda partitions from date − k
 // to date, so a missed day is not lost. It returns when every shard is
 // done or ctx ends (then with the work done so far, resumable).
 func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, opt Options) (*Report, error) {
+	if today := calendar.Today(r.d.Clock.Now(), t.Location); date.After(today) {
+		return nil, fmt.Errorf("%w: %s after %s", ErrFutureDate, date, today)
+	}
 	shards := opt.Shards
 	if shards == nil {
 		for s := range t.Shards {
@@ -158,6 +175,7 @@ func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, 
 			rep.Blocked[b] += n
 		}
 		rep.Skipped += sr.Skipped
+		rep.Failed += sr.Failed
 	}
 	sort.Slice(rep.Shards, func(i, j int) bool { return rep.Shards[i].Shard < rep.Shards[j].Shard })
 	return rep, errors.Join(errs...)
@@ -175,7 +193,20 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 	if err != nil {
 		return rep, err
 	}
+	defer func() {
+		if ctx.Err() != nil {
+			// Stopped (Ctrl-C, shutdown): let the lease go at once, keeping
+			// the checkpoint, so the next run resumes without waiting.
+			yctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if err := r.Yield(yctx, t, date, []int{shard}); err != nil {
+				r.d.Logger.Warn("agenda: lease not yielded; it expires by itself", "tenant", t.ID, "shard", shard, "error", err.Error())
+			}
+			cancel()
+		}
+		r.forget(t, date, shard)
+	}()
 	rep.Resumed = l.resumed()
+	renewed := r.d.LeaseClock.Now()
 	done := 0
 	for p := date.AddDays(-r.d.CatchUp); !p.After(date); p = p.AddDays(1) {
 		if l.Partition != "" && p.String() < l.Partition {
@@ -203,18 +234,31 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 					return rep, err
 				}
 				out, err := r.execute(ctx, t, date, e)
-				if errors.Is(err, kit.ErrAttemptsExhausted) {
-					// Contended (paid again and again while we tried): its entry
-					// stays, so the next run of the catch-up window takes it.
-					r.d.Logger.WarnContext(ctx, "agenda entry contended, left for the next run", "tenant", t.ID, "contract", e.ContractID)
-					out, err = outcome{skipped: true}, nil
-				}
-				if err != nil {
+				switch {
+				case err == nil:
+				case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
+					// The run cannot go on (stopped, or the store is unavailable):
+					// the checkpoint has the position.
 					return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
+				default:
+					// One contract's failure (contended past the retries, the bureau
+					// down, a bad item) must not stop the shard: its entry stays,
+					// so the next run of the catch-up window takes it again.
+					r.d.Logger.WarnContext(ctx, "agenda action failed, left for the next run", "tenant", t.ID, "contract", e.ContractID,
+						"action", e.Action, "error", err.Error())
+					out = outcome{failed: true}
 				}
 				out.count(&rep)
 				after = e.SK
 				done++
+				// Renew the lease well before it expires, even inside a slow
+				// page (a provider retrying), so no one takes the shard over.
+				if r.d.LeaseClock.Now().Sub(renewed) > r.d.Lease/3 {
+					if err := r.checkpoint(ctx, t, date, shard, p.String(), after, rep); err != nil {
+						return rep, err
+					}
+					renewed = r.d.LeaseClock.Now()
+				}
 			}
 			if len(page.Items) == 0 {
 				break
@@ -222,6 +266,7 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 			if err := r.checkpoint(ctx, t, date, shard, p.String(), after, rep); err != nil {
 				return rep, err
 			}
+			renewed = r.d.LeaseClock.Now()
 			if progress != nil {
 				progress(Progress{Shard: shard, Partition: p.String(), Done: done, Executed: sum(rep.Executed)})
 			}

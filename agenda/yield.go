@@ -24,7 +24,11 @@ func (r *Runner) Yield(ctx context.Context, t *tenant.Tenant, date calendar.Date
 	name, val := expression.Name, expression.Value
 	var failed []error
 	for _, s := range shards {
-		owner := name("owner").Equal(val(r.d.Owner))
+		tok := r.token(t, date, s)
+		if tok == "" {
+			continue // not running here (any more): nothing of ours to yield
+		}
+		owner := name("token").Equal(val(tok))
 		_, err := r.db(t).Update(ctx, runKey(t, date, s), expression.Set(name("leaseUntil"), val(0)), &owner, types.ReturnValueNone)
 		if err != nil && !errors.Is(err, kit.ErrConditionFailed) {
 			failed = append(failed, fmt.Errorf("agenda: yield shard %d: %w", s, err))

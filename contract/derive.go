@@ -67,8 +67,17 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
 		return regua.Plan{}
 	case h.Status == StatusInAgreement && open > 0:
-		// The agreement owns the schedule and the delinquency facts.
-		return regua.Plan{}
+		// The agreement owns the status and the delinquency facts; the
+		// régua's agreement hold still plans its next DUE_CHECK, so the
+		// agreement's instalments are watched (never a régua step).
+		f := c.Facts(today, cal, dunning)
+		f.Hold = regua.HoldAgreement
+		p := regua.Next(f)
+		h.NextAction, h.NextActionDate = p.Action, ""
+		if p.Action != "" {
+			h.NextActionDate = p.Date.String()
+		}
+		return p
 	case open == 0:
 		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
@@ -84,10 +93,10 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	if p.Delinquent {
 		h.OldestOverdueDueDate, h.Bucket = p.OldestOverdue.String(), p.Bucket
 	} else {
+		// Not delinquent: the régua's record of a delinquency, the notice's
+		// evidence included, does not carry over to the next one.
 		h.OldestOverdueDueDate, h.Bucket = "", ""
-		if wasLate {
-			h.LastStep, h.LastStepAt, h.NoticeAt = 0, "", ""
-		}
+		h.LastStep, h.LastStepAt, h.NoticeAt = 0, "", ""
 	}
 	switch h.Status {
 	case StatusActive, StatusInCollection, StatusSettled, "":

@@ -64,12 +64,13 @@ func TestRefresh(t *testing.T) {
 			want:   contract.Header{Status: contract.StatusSettled, StatusReason: contract.ReasonPaidInFull},
 		},
 		{
-			name: "in agreement: the agreement keeps its status and facts",
+			name: "in agreement: the agreement keeps its status and facts; the agenda still watches it",
 			header: contract.Header{TenantID: "t-a", ContractID: "C-1", Shard: 3, Status: contract.StatusInAgreement, StatusReason: "AGREEMENT_SIGNED",
 				LastStep: 45, LastStepAt: "2026-09-01"},
 			insts: []contract.Installment{inst(1, "2026-08-10", open), inst(2, "2026-09-10", open)},
 			want: contract.Header{Status: contract.StatusInAgreement, StatusReason: "AGREEMENT_SIGNED", OutstandingCents: 220000,
-				LastStep: 45, LastStepAt: "2026-09-01"},
+				LastStep: 45, LastStepAt: "2026-09-01", NextAction: "BUCKET_MOVE", NextActionDate: "2026-10-10"},
+			plan: true,
 		},
 		{
 			name: "written off: keeps its status, leaves the agenda and the portfolio",

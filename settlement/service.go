@@ -276,7 +276,9 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	}
 	payDate := calendar.Of(p.PaidAt, t.Location)
 	req := Request{Policy: pol, Calendar: cal, PayDate: payDate, AmountCents: p.AmountCents, TargetSeq: lk.Seq, Open: open, MaxLines: maxLines}
-	quoted := quoteHonoured(lk, p)
+	// A quote covers its instalment only while that instalment is open.
+	target := c.Installment(lk.Seq)
+	quoted := quoteHonoured(lk, p) && target != nil && target.Open()
 	if quoted {
 		req.QuoteDate, _ = calendar.Parse(lk.ComputedFor)
 	}

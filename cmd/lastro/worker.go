@@ -67,8 +67,8 @@ func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("--shard %d is out of range: tenant %s has shards 0-%d", *shard, t.ID, t.Shards-1)
 		}
 		if !date.IsZero() {
-			if today := calendar.Today(e.Clock.Now(), t.Location); date.After(today.AddDays(agenda.DefaultCatchUp)) {
-				return fmt.Errorf("--date %s is more than %d days after tenant %s's today (%s)", date, agenda.DefaultCatchUp, t.ID, today)
+			if today := calendar.Today(e.Clock.Now(), t.Location); date.After(today) {
+				return fmt.Errorf("--date %s is after tenant %s's today (%s): the agenda of a day runs on that day", date, t.ID, today)
 			}
 		}
 		tenants = append(tenants, t)

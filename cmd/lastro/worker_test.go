@@ -70,7 +70,7 @@ func TestWorkerFailsOnOneLineOnBadInput(t *testing.T) {
 	}{
 		{[]string{"--date", "2026-02-30"}, `--date "2026-02-30" is not a date YYYY-MM-DD`},
 		{[]string{"--date", "24/09/2026"}, "is not a date YYYY-MM-DD"},
-		{[]string{"--date", "2026-10-02"}, "--date 2026-10-02 is more than 7 days after tenant t-demo's today (2026-09-24)"},
+		{[]string{"--date", "2026-10-02"}, "--date 2026-10-02 is after tenant t-demo's today (2026-09-24): the agenda of a day runs on that day"},
 		{[]string{"--tenant", "t-nobody"}, `unknown tenant "t-nobody"`},
 		{[]string{"--tenant", "T#1"}, `unknown tenant "T#1"`},
 		{[]string{"--shard", "2"}, "--shard 2 is out of range: tenant t-demo has shards 0-1"},
