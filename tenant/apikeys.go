@@ -13,7 +13,6 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/collections/web"
 )
 
 // KeyIDLength is how many hex digits of an API key's SHA-256 name it in
@@ -175,7 +174,7 @@ func (s *Service) RevokeKey(ctx context.Context, t *Tenant, keyID string) (*KeyI
 			switch {
 			case strings.HasPrefix(r.hash(), keyID):
 				target = r
-			case r.Role == string(web.Supervisor) && r.active() && other == nil:
+			case r.Role == roleSupervisor && r.active() && other == nil:
 				other = r
 			}
 		}
@@ -190,7 +189,7 @@ func (s *Service) RevokeKey(ctx context.Context, t *Tenant, keyID string) (*KeyI
 		revoke := kit.UpdateAction(kit.Key{PK: target.PK, SK: target.SK},
 			expression.Set(expression.Name("revokedAt"), expression.Value(at)), &active)
 		actions := []kit.Action{revoke}
-		if target.Role == string(web.Supervisor) {
+		if target.Role == roleSupervisor {
 			if other == nil {
 				return nil, errLastSupervisorKey
 			}
@@ -210,3 +209,7 @@ func (s *Service) RevokeKey(ctx context.Context, t *Tenant, keyID string) (*KeyI
 	}
 	return nil, errs.E(errs.Conflict, "keys_changed", "the tenant's API keys kept changing; retry")
 }
+
+// roleSupervisor is the supervisor role's name as stored on key items
+// (web.Supervisor on the HTTP side): a tenant keeps at least one.
+const roleSupervisor = "supervisor"

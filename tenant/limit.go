@@ -3,13 +3,9 @@ package tenant
 import (
 	"errors"
 	"math"
-	"net"
-	"net/netip"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"lastro/collections/errs"
 )
@@ -106,15 +102,6 @@ func errTooManyFailures(wait time.Duration) error {
 		"too many failed authentications from this address; retry in "+strconv.Itoa(secs)+" s")
 }
 
-// setRetryAfter adds the Retry-After header when err is a failure-limit
-// refusal.
-func setRetryAfter(c echo.Context, err error) {
-	var tm *tooManyFailures
-	if errors.As(err, &tm) {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(tm.retryAfter))
-	}
-}
-
 // overLimit is the 429 for a client that has no failure left, or nil.
 func (s *Service) overLimit(client string, now time.Time) error {
 	if client == "" {
@@ -130,55 +117,6 @@ func (s *Service) overLimit(client string, now time.Time) error {
 func (s *Service) failed(client string, now time.Time) {
 	if client != "" {
 		s.fails.fail(client, now)
-	}
-}
-
-// ClientAddress is the address a request's failures are counted against:
-// the peer's IP (an IPv6 peer's /64, which one host usually owns whole).
-// Forwarding headers count only when the server is told to trust them
-// (echo's IPExtractor is set, behind a known proxy): otherwise a client
-// would pick its own address.
-func ClientAddress(c echo.Context) string {
-	host := c.Request().RemoteAddr
-	if c.Echo().IPExtractor != nil {
-		host = c.RealIP()
-	} else if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	a = a.Unmap()
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return a.String()
-}
-
-// LimitFailures guards a public route that authenticates by its own means
-// and names its tenant in path parameter param (the settlement webhook):
-// a client over its failure budget gets 429 unless the tenant is cached
-// (then the check costs no store read), and every 401 or unknown tenant
-// the route answers spends one of the client's failures.
-func (s *Service) LimitFailures(param string) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			client := ClientAddress(c)
-			if !s.cachedTenant(c.Param(param)) {
-				if err := s.overLimit(client, time.Now()); err != nil {
-					setRetryAfter(c, err)
-					return err
-				}
-			}
-			err := next(c)
-			if isAuthFailure(err) {
-				s.failed(client, time.Now())
-			}
-			return err
-		}
 	}
 }
 
