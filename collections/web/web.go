@@ -240,8 +240,10 @@ func Require(roles ...Role) echo.MiddlewareFunc {
 	}
 }
 
-// Bind decodes a JSON body strictly (unknown fields and trailing data are
-// errors) into v.
+// Bind decodes a JSON body strictly into v: exactly one JSON value, no
+// unknown fields, nothing but whitespace after it. The trailing check
+// reads one more token and wants io.EOF: Decoder.More alone reports false
+// before a stray ']' or '}', which let `{...}]` through.
 func Bind(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
@@ -252,7 +254,11 @@ func Bind(c echo.Context, v any) error {
 		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: %s", jsonProblem(err))
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge
+		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
 	}
 	return nil
