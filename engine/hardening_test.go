@@ -40,3 +40,39 @@ func TestBodiesHoldExactlyOneJSONValue(t *testing.T) {
 		t.Fatalf("trailing whitespace: %d %v", status, out)
 	}
 }
+
+// TestHolidaysNeedTheirDates: a holiday body without its dates field is a
+// 400 and keeps the tenant's days; an explicit empty list still clears them.
+func TestHolidaysNeedTheirDates(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-hol")
+	put := func(body string) (int, map[string]any) {
+		return env.Do(t, http.MethodPut, "/v1/tenant/holidays", keys["supervisor"], body)
+	}
+	extra := func() []any {
+		status, out := env.Do(t, http.MethodGet, "/v1/tenant/holidays?year=2027", keys["operator"], "")
+		if status != 200 {
+			t.Fatalf("get holidays: %d %v", status, out)
+		}
+		days, _ := out["tenant"].([]any)
+		return days
+	}
+	if status, out := put(`{"dates":["2027-01-25"]}`); status != 200 {
+		t.Fatalf("set: %d %v", status, out)
+	}
+	for _, body := range []string{`{}`, `null`, `{"dates":null}`} {
+		if status, out := put(body); status != http.StatusBadRequest || enginetest.ErrorCode(out) != "missing_field" {
+			t.Errorf("%s: %d %v, want 400 missing_field", body, status, out)
+		}
+	}
+	if got := extra(); len(got) != 1 {
+		t.Fatalf("after refused bodies the tenant's days are %v, want the one set", got)
+	}
+	if status, out := put(`{"dates":[]}`); status != 200 {
+		t.Fatalf("clear: %d %v", status, out)
+	}
+	if got := extra(); len(got) != 0 {
+		t.Fatalf("after an explicit empty list: %v", got)
+	}
+}

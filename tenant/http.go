@@ -136,6 +136,9 @@ func (s *Service) putHolidays(c echo.Context) error {
 	if err := web.Bind(c, &in); err != nil {
 		return err
 	}
+	if in.Dates == nil { // {} or null would replace every day with none
+		return errs.E(errs.Invalid, "missing_field", "dates is required (an empty list clears the tenant's days)")
+	}
 	dates, err := s.SetHolidays(c.Request().Context(), t, in)
 	if err != nil {
 		return err
