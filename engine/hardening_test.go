@@ -1,8 +1,13 @@
 package engine_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/google/uuid"
 
 	"lastro/engine/enginetest"
 )
@@ -74,5 +79,81 @@ func TestHolidaysNeedTheirDates(t *testing.T) {
 	}
 	if got := extra(); len(got) != 0 {
 		t.Fatalf("after an explicit empty list: %v", got)
+	}
+}
+
+// TestRequestIDsOfASafeShapeOnly: a client's X-Request-ID is kept only
+// when it is a UUID or 8-64 of [A-Za-z0-9-] with a letter; anything else
+// (a formatted or bare CPF sent as the id) is replaced by a generated id
+// and never reaches the logs or the audit trail.
+func TestRequestIDsOfASafeShapeOnly(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-rid")
+	u := uuid.NewString()
+	tests := []struct {
+		id   string
+		kept bool
+	}{
+		{u, true},
+		{strings.ToUpper(u), true},
+		{"req-0123abcd", true},
+		{"abcdefgh", true},
+		{"529.982.247-25", false},  // a formatted CPF
+		{"52998224725", false},     // a bare CPF: digits only
+		{"11222333000181", false},  // a bare CNPJ
+		{"short-7", false},         // too short
+		{strings.Repeat("a", 65), false},
+		{"req id with spaces", false},
+		{"req_0123abcd", false},
+		{"req\u00e9-0123abcd", false},
+	}
+	for i, tt := range tests {
+		body := fmt.Sprintf(`{"document":%q,"name":"Pessoa Sintética"}`, env.CPF())
+		req, err := http.NewRequest(http.MethodPost, env.URL+"/v1/debtors", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+keys["operator"])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-ID", tt.id)
+		resp, err := env.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := resp.Header.Get("X-Request-ID")
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("case %d: register: %d", i, resp.StatusCode)
+		}
+		if kept := got == tt.id; kept != tt.kept {
+			t.Errorf("%q: answered with id %q, kept %v, want kept %v", tt.id, got, kept, tt.kept)
+		}
+		if _, err := uuid.Parse(got); !tt.kept && err != nil {
+			t.Errorf("%q: replaced by %q, not a generated UUID", tt.id, got)
+		}
+	}
+	logs := env.Logs.String()
+	var items strings.Builder
+	for _, it := range env.ScanAll(t) {
+		var m map[string]any
+		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&items, "%v\n", m)
+	}
+	for _, tt := range tests {
+		if tt.kept {
+			continue
+		}
+		if strings.Contains(logs, tt.id) {
+			t.Errorf("refused id %q is in the logs", tt.id)
+		}
+		if strings.Contains(items.String(), tt.id) {
+			t.Errorf("refused id %q is in a stored item (audit event)", tt.id)
+		}
+	}
+	if !strings.Contains(items.String(), "req-0123abcd") {
+		t.Error("a kept id is not on the registration's audit event: the scan proves nothing")
 	}
 }

@@ -145,12 +145,37 @@ func (s *Server) Logger() *slog.Logger { return s.log }
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if id == "" || len(id) > 64 {
+		if !SafeRequestID(id) {
 			id = uuid.NewString()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		return next(c)
 	}
+}
+
+// SafeRequestID reports whether a client's X-Request-ID may be kept: the
+// id is written into every log line and audit event of the request, so
+// only a UUID or 8-64 of [A-Za-z0-9-] with at least one letter passes.
+// Requiring a letter refuses a bare CPF, CNPJ or phone number sent as the
+// id; punctuation refuses their formatted forms.
+func SafeRequestID(id string) bool {
+	if _, err := uuid.Parse(id); err == nil && len(id) == 36 {
+		return true
+	}
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	letter := false
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letter = true
+		case r >= '0' && r <= '9', r == '-':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
