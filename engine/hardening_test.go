@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/google/uuid"
@@ -155,5 +156,30 @@ func TestRequestIDsOfASafeShapeOnly(t *testing.T) {
 	}
 	if !strings.Contains(items.String(), "req-0123abcd") {
 		t.Error("a kept id is not on the registration's audit event: the scan proves nothing")
+	}
+}
+
+// TestHugePercentIsRefusedBeforeParsing: a million-digit percent (inside
+// the 1 MiB body limit) is refused on its length, before the decimal
+// parser, whose cost grows with the square of the digits (seconds of CPU
+// for this one). The bound is generous for a loaded machine and the race
+// detector, and still far below what parsing it costs.
+func TestHugePercentIsRefusedBeforeParsing(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-pct")
+	digits := strings.Repeat("7", 1_000_000)
+	for _, field := range []string{"finePercent", "lateInterestMonthlyPercent"} {
+		body := `{"finePercent":"1.00","lateInterestMonthlyPercent":"1.00"}`
+		body = strings.Replace(body, `"`+field+`":"1.00"`, `"`+field+`":"0.`+digits+`"`, 1)
+		start := time.Now()
+		status, out := env.Do(t, http.MethodPut, "/v1/policies/charges", keys["supervisor"], body)
+		took := time.Since(start)
+		if status != http.StatusBadRequest || enginetest.ErrorCode(out) != "invalid_percent" {
+			t.Fatalf("%s of a million digits: %d %v, want 400 invalid_percent", field, status, out)
+		}
+		if took > 500*time.Millisecond {
+			t.Errorf("%s of a million digits took %v to refuse: parsed before its length was checked", field, took)
+		}
 	}
 }
