@@ -100,10 +100,10 @@ func TestRequestIDsOfASafeShapeOnly(t *testing.T) {
 		{strings.ToUpper(u), true},
 		{"req-0123abcd", true},
 		{"abcdefgh", true},
-		{"529.982.247-25", false},  // a formatted CPF
-		{"52998224725", false},     // a bare CPF: digits only
-		{"11222333000181", false},  // a bare CNPJ
-		{"short-7", false},         // too short
+		{"529.982.247-25", false}, // a formatted CPF
+		{"52998224725", false},    // a bare CPF: digits only
+		{"11222333000181", false}, // a bare CNPJ
+		{"short-7", false},        // too short
 		{strings.Repeat("a", 65), false},
 		{"req id with spaces", false},
 		{"req_0123abcd", false},
@@ -180,6 +180,46 @@ func TestHugePercentIsRefusedBeforeParsing(t *testing.T) {
 		}
 		if took > 500*time.Millisecond {
 			t.Errorf("%s of a million digits took %v to refuse: parsed before its length was checked", field, took)
+		}
+	}
+}
+
+// TestCursorsExpire: a cursor carries its issue time under the signature
+// and is refused with 400 invalid_cursor once older than its 24 h
+// lifetime, on the engine's clock.
+func TestCursorsExpire(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-cur")
+	status, out := env.Do(t, http.MethodPost, "/v1/debtors", keys["operator"], fmt.Sprintf(`{"document":%q,"name":"Pessoa Sintética"}`, env.CPF()))
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, out)
+	}
+	view := "/v1/debtors/" + out["debtorKey"].(string) + "?limit=1"
+	first := func() string {
+		status, out := env.Do(t, http.MethodGet, view, keys["operator"], "")
+		next, _ := out["nextCursor"].(string)
+		if status != 200 || next == "" {
+			t.Fatalf("first page: %d %v, want a next cursor", status, out)
+		}
+		return next
+	}
+	tests := []struct {
+		name   string
+		age    time.Duration
+		status int
+	}{
+		{"fresh", 0, 200},
+		{"a minute short of its lifetime", 24*time.Hour - time.Minute, 200},
+		{"a second past its lifetime", 24*time.Hour + time.Second, 400},
+		{"a week old", 7 * 24 * time.Hour, 400},
+	}
+	for _, tt := range tests {
+		cursor := first()
+		env.Clock.Advance(tt.age)
+		status, out := env.Do(t, http.MethodGet, view+"&cursor="+cursor, keys["operator"], "")
+		if status != tt.status || (tt.status == 400) != (enginetest.ErrorCode(out) == "invalid_cursor") {
+			t.Errorf("%s: %d %v, want %d", tt.name, status, out, tt.status)
 		}
 	}
 }
