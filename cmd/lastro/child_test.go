@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// testAdminToken is an admin token of the minimum length serve accepts.
+const testAdminToken = "adm-test-0123456789abcdef0123456"
+
 // childEnv marks a re-executed test binary that runs lastro's main.
 const childEnv = "LASTRO_TEST_RUN_MAIN"
 

@@ -29,13 +29,17 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_TABLE", "table", "lastro", "table name"},
 	{"LASTRO_DATA_DIR", "data-dir", "./lastro-data", "embedded store data directory (:memory: for none)"},
 	{"LASTRO_ADDR", "addr", "127.0.0.1:8080", "HTTP listen address"},
-	{"LASTRO_ADMIN_TOKEN", "admin-token", "", "admin token for POST /v1/tenants; generated and printed when empty"},
+	{"LASTRO_ADMIN_TOKEN", "admin-token", "", "admin token for POST /v1/tenants, at least 32 characters; generated and printed when empty"},
 	{"LASTRO_NOW", "now", "", "freeze the clock at this RFC 3339 instant (demos, tests)"},
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
+
+// minAdminToken is the shortest admin token serve accepts: 32 characters
+// of a random token are well over 128 bits.
+const minAdminToken = 32
 
 // newFlagSet returns the flag set of subcommand name; -h prints usage
 // (synopsis, then every flag) to out and Parse returns flag.ErrHelp.
@@ -69,6 +73,11 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	shards, err := strconv.Atoi(*vals["LASTRO_SHARDS"])
 	if err != nil || shards < 1 || shards > 100 {
 		return config{}, fmt.Errorf("LASTRO_SHARDS must be 1-100, got %q", *vals["LASTRO_SHARDS"])
+	}
+	if tok := *vals["LASTRO_ADMIN_TOKEN"]; tok != "" && len(tok) < minAdminToken {
+		// The admin token creates tenants and sees their keys: a short one
+		// is guessable. Its value is never echoed.
+		return config{}, fmt.Errorf("LASTRO_ADMIN_TOKEN is %d characters: use at least %d (or leave it unset to generate one)", len(tok), minAdminToken)
 	}
 	if now := *vals["LASTRO_NOW"]; now != "" {
 		if _, err := time.Parse(time.RFC3339, now); err != nil {

@@ -189,7 +189,11 @@ func adminToken(configured, dir string, log *slog.Logger) (string, error) {
 	if dir != "" {
 		path = filepath.Join(dir, "admin-token")
 		if raw, err := os.ReadFile(path); err == nil {
-			return strings.TrimSpace(string(raw)), nil
+			token := strings.TrimSpace(string(raw))
+			if len(token) < minAdminToken {
+				return "", fmt.Errorf("the admin token in %s is %d characters: use at least %d (delete the file to generate one)", path, len(token), minAdminToken)
+			}
+			return token, nil
 		}
 	}
 	token := "adm_" + hex.EncodeToString(secret.Random(24))
