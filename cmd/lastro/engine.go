@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -21,6 +22,7 @@ import (
 
 	"lastro/agenda"
 	"lastro/collections/clock"
+	"lastro/collections/httpserve"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
 	"lastro/collections/secret"
@@ -147,7 +149,7 @@ func (a *app) startEmbedded(dir string) (http.Handler, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopStore = cancel
 	a.storeDone = make(chan error, 1)
-	go func() { a.storeDone <- st.Serve(ctx, ln) }()
+	go func() { a.storeDone <- httpserve.Run(ctx, ln, h, a.cfg.Limits, 10*time.Second, a.log) }()
 	a.storeURL = "http://" + ln.Addr().String()
 	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
 		"data", where, "endpoint", a.storeURL)
