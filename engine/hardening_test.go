@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/google/uuid"
 
+	"lastro/ddblocal"
 	"lastro/engine/enginetest"
 )
 
@@ -220,6 +222,78 @@ func TestCursorsExpire(t *testing.T) {
 		status, out := env.Do(t, http.MethodGet, view+"&cursor="+cursor, keys["operator"], "")
 		if status != tt.status || (tt.status == 400) != (enginetest.ErrorCode(out) == "invalid_cursor") {
 			t.Errorf("%s: %d %v, want %d", tt.name, status, out, tt.status)
+		}
+	}
+}
+
+// TestBearerSchemeIsCaseInsensitive: the auth scheme is case-insensitive
+// (RFC 7235), so "bearer" and "BEARER" authenticate like "Bearer".
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-bearer")
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		status, out := env.Do(t, http.MethodGet, "/v1/tenant", "", "", "Authorization", scheme+" "+keys["operator"])
+		if status != 200 || out["tenantId"] != "t-bearer" {
+			t.Errorf("scheme %q: %d %v", scheme, status, out)
+		}
+	}
+	if status, out := env.Do(t, http.MethodGet, "/v1/tenant", "", "", "Authorization", "Basic "+keys["operator"]); status != 401 || enginetest.ErrorCode(out) != "unauthenticated" {
+		t.Errorf("another scheme: %d %v, want 401", status, out)
+	}
+}
+
+// logLines are the engine's JSON log lines whose msg is msg.
+func logLines(t *testing.T, env *enginetest.Env, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(env.Logs.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		m := enginetest.JSON(t, l)
+		if m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestContentionAndClientAbortsLogAtWarn: a 503 because the store is
+// throttling, and a request whose client went away during a store call,
+// are logged at WARN: they are not the engine's errors.
+func TestContentionAndClientAbortsLogAtWarn(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	keys := env.CreateTenant(t, "t-warn")
+	if err := env.Store.SetFault(ddblocal.FaultRule{Kind: ddblocal.FaultThrottling, Rate: 1, Operations: []string{"GetItem"}}); err != nil {
+		t.Fatal(err)
+	}
+	status, out := env.Do(t, http.MethodGet, "/v1/tenant", keys["operator"], "")
+	if status != http.StatusServiceUnavailable {
+		t.Fatalf("throttled store: %d %v, want 503", status, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.URL+"/v1/tenant", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+keys["operator"])
+	if resp, err := env.HTTP.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the request outlived its client: %d", resp.StatusCode)
+	}
+	var failed []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); len(failed) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		failed = logLines(t, env, "request failed")
+	}
+	if len(failed) < 2 {
+		t.Fatalf("want two request failed lines, got %v", failed)
+	}
+	for _, l := range failed {
+		if l["level"] != "WARN" {
+			t.Errorf("logged at %v, want WARN: %v", l["level"], l)
 		}
 	}
 }

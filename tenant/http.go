@@ -25,8 +25,8 @@ func (s *Service) Authenticator(adminToken string) echo.MiddlewareFunc {
 			if h == "" {
 				return next(c)
 			}
-			token, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || token == "" {
+			scheme, token, ok := strings.Cut(h, " ") // the scheme is case-insensitive (RFC 7235)
+			if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 				return errs.E(errs.Unauth, "unauthenticated", "use Authorization: Bearer <API key>")
 			}
 			if adminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) == 1 {

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -69,7 +70,13 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 	status, code, msg := errs.Public(err)
 	if status >= 500 {
-		log.Error("request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
+		// A client that went away, or a store asking us to back off, is
+		// not the engine failing: WARN, so ERROR stays for bugs.
+		level := slog.LevelError
+		if status == http.StatusServiceUnavailable || errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+			level = slog.LevelWarn
+		}
+		log.Log(c.Request().Context(), level, "request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
 	}
 	var body ErrorBody
 	body.Error.Code, body.Error.Message = code, msg
