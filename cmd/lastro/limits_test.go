@@ -230,3 +230,46 @@ func TestInFlightCapAnswers503(t *testing.T) {
 		}
 	}
 }
+
+// TestUnparsableRequestsGetTheErrorShape: the answers net/http writes
+// itself — 431 for headers over the 1 MiB limit, 400 for a malformed
+// request — come in the error shape like every other error, not as
+// plain text.
+func TestUnparsableRequestsGetTheErrorShape(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": ":memory:", "LASTRO_ADMIN_TOKEN": testAdminToken})
+	tests := []struct {
+		name    string
+		request string
+		status  int
+		code    string
+	}{
+		{"headers over 1 MiB", "GET /healthz HTTP/1.1\r\nHost: lastro\r\nX-Big: " + strings.Repeat("a", 1<<20+8192) + "\r\n\r\n",
+			http.StatusRequestHeaderFieldsTooLarge, "headers_too_large"},
+		{"malformed header", "GET /healthz HTTP/1.1\r\nHost: lastro\r\nno colon here\r\n\r\n", http.StatusBadRequest, "bad_request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			go io.WriteString(conn, tt.request) // the server may answer before reading it all
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct{ Code, Message string }
+			}
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" ||
+				json.NewDecoder(resp.Body).Decode(&body) != nil || body.Error.Code != tt.code || body.Error.Message == "" {
+				t.Fatalf("%s %s, body %+v; want %d %s in the error shape", resp.Status, resp.Header.Get("Content-Type"), body, tt.status, tt.code)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ package httpserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,11 +223,56 @@ func refuse(conn net.Conn, wait time.Duration) {
 	}
 }
 
-// slotConn frees its slot once, when closed.
+// slotConn frees its slot once, when closed, and puts net/http's own
+// answers to requests it could not parse in the error shape.
 type slotConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+}
+
+// plainErrorHeaders follow the status line of the answers net/http writes
+// itself, straight on the connection, when it cannot parse a request
+// (headers over MaxHeaderBytes: 431; malformed: 400; unknown transfer
+// coding: 501). A handler's answer never looks like this: net/http sorts
+// its headers (Connection before Content-Type) and adds Date.
+const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// Write replaces one of net/http's plain-text error answers by the same
+// status in the error shape; anything else goes through unchanged.
+func (c *slotConn) Write(p []byte) (int, error) {
+	if shaped, ok := shapeError(p); ok {
+		if _, err := c.Conn.Write(shaped); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// shapeError turns "HTTP/1.1 NNN Text" + plainErrorHeaders + text into
+// the error shape, keeping the status.
+func shapeError(p []byte) ([]byte, bool) {
+	s := string(p)
+	line, _, ok := strings.Cut(s, plainErrorHeaders) // net/http's text after it is replaced, never echoed
+	if !ok || !strings.HasPrefix(line, "HTTP/1.1 ") || len(line) < len("HTTP/1.1 NNN") || strings.Contains(line, "\r\n") {
+		return nil, false
+	}
+	code, err := strconv.Atoi(line[len("HTTP/1.1 ") : len("HTTP/1.1 ")+3])
+	if err != nil || code < 400 || code > 599 {
+		return nil, false
+	}
+	errCode, msg := "bad_request", "malformed HTTP request"
+	switch code {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		errCode, msg = "headers_too_large", "request headers too large"
+	case http.StatusNotImplemented:
+		errCode, msg = "not_implemented", "unsupported transfer encoding"
+	}
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": errCode, "message": msg}})
+	body = append(body, '\n')
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body), true
 }
 
 func (c *slotConn) Close() error {
