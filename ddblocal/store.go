@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -86,6 +87,12 @@ func Open(opts Options) (*Store, error) {
 		dir = "mem"
 	} else {
 		s.sync = true
+		// The store holds every tenant's data: its folder and files are
+		// the owner's only, whatever the umask.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("ddblocal: create %s: %w", dir, err)
+		}
+		po.FS = privateFS{vfs.Default}
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
@@ -471,4 +478,50 @@ func (l *lockTable) release(key string) {
 	if e != nil {
 		close(e.done)
 	}
+}
+
+// privateFS is Pebble's file system with every file it creates made 0600
+// and every folder 0700: Pebble asks for 0666 and 0755, which the usual
+// umask leaves world-readable. The chmod follows the create, inside a
+// folder that is already 0700, so no one else can open the file between.
+type privateFS struct{ vfs.FS }
+
+func private(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return f, err
+	}
+	if err := os.Chmod(name, 0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (p privateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := p.FS.Create(name, c)
+	return private(name, f, err)
+}
+
+func (p privateFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := p.FS.OpenReadWrite(name, c, opts...)
+	return private(name, f, err)
+}
+
+func (p privateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := p.FS.ReuseForWrite(oldname, newname, c)
+	return private(newname, f, err)
+}
+
+func (p privateFS) MkdirAll(dir string, _ os.FileMode) error { return p.FS.MkdirAll(dir, 0o700) }
+
+func (p privateFS) Lock(name string) (io.Closer, error) {
+	l, err := p.FS.Lock(name)
+	if err != nil {
+		return l, err
+	}
+	if err := os.Chmod(name, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
 }

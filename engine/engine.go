@@ -122,7 +122,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	if created {
 		d.Logger.Info("table created", "table", d.Table)
 	}
-	e := &Engine{Kit: kit.New(d.DB, d.Table), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table}
+	e := &Engine{Kit: kit.New(d.DB, d.Table, kit.WithClock(d.Clock)), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table}
 	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards, d.Auth)
 	e.Idem = idem.New(e.Kit, e.Clock)
 	e.Policies = policy.NewService(e.Kit, e.Tenants, e.Clock)

@@ -60,9 +60,19 @@ type ChargesInput struct {
 	ImputationOrder            []string `json:"imputationOrder,omitempty"`
 }
 
+// maxPercentLen bounds a percent string ("100.0000" is 8): checked before
+// parsing, since the decimal parser's cost grows with the square of the
+// digits.
+const maxPercentLen = 12
+
+// percent parses a policy percentage: a decimal string of at most
+// maxPercentLen characters, 0 to max, at most 4 decimal places.
 func percent(field, s string, max decimal.Decimal) (decimal.Decimal, error) {
+	if len(s) > maxPercentLen {
+		return decimal.Decimal{}, errs.E(errs.Invalid, "invalid_percent", "%s must be a decimal string such as \"1.00\"", field)
+	}
 	d, err := decimal.NewFromString(s)
-	if err != nil || len(s) > 12 {
+	if err != nil {
 		return d, errs.E(errs.Invalid, "invalid_percent", "%s must be a decimal string such as \"1.00\"", field)
 	}
 	if d.IsNegative() || d.Exponent() < -4 || d.GreaterThan(max) {

@@ -31,8 +31,8 @@ func (s *Service) Authenticator(adminToken string) echo.MiddlewareFunc {
 			if h == "" {
 				return next(c)
 			}
-			token, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || token == "" {
+			scheme, token, ok := strings.Cut(h, " ") // the scheme is case-insensitive (RFC 7235)
+			if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 				return errs.E(errs.Unauth, "unauthenticated", "use Authorization: Bearer <API key>")
 			}
 			if adminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) == 1 {
@@ -221,6 +221,9 @@ func (s *Service) putHolidays(c echo.Context) error {
 	var in HolidaysInput
 	if err := web.Bind(c, &in); err != nil {
 		return err
+	}
+	if in.Dates == nil { // {} or null would replace every day with none
+		return errs.E(errs.Invalid, "missing_field", "dates is required (an empty list clears the tenant's days)")
 	}
 	dates, err := s.SetHolidays(c.Request().Context(), t, in)
 	if err != nil {

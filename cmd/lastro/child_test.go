@@ -9,10 +9,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// testAdminToken is an admin token of the minimum length serve accepts.
+const testAdminToken = "adm-test-0123456789abcdef0123456"
 
 // childEnv marks a re-executed test binary that runs lastro's main.
 const childEnv = "LASTRO_TEST_RUN_MAIN"
@@ -77,7 +81,25 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 	if env["LASTRO_ADDR"] == "" {
 		env["LASTRO_ADDR"] = "127.0.0.1:0"
 	}
-	cmd := childCmd(context.Background(), t, env, append([]string{"serve"}, args...)...)
+	return startChild(t, env, "lastro listening", append([]string{"serve"}, args...)...)
+}
+
+// readAdminToken reads the admin token serve generated in dir.
+func readAdminToken(t *testing.T, dir string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "admin-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// startChild starts lastro with args, running until the test ends, and
+// waits for the JSON log line whose msg is listening; its addr field is
+// the server's address.
+func startChild(t *testing.T, env map[string]string, listening string, args ...string) *server {
+	t.Helper()
+	cmd := childCmd(context.Background(), t, env, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +118,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 		sent := false
 		for sc.Scan() {
 			var line struct{ Msg, Addr string }
-			if !sent && json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "lastro listening" {
+			if !sent && json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == listening {
 				found <- line.Addr
 				sent = true
 			}
@@ -109,11 +131,11 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 	select {
 	case addr, ok := <-found:
 		if !ok {
-			t.Fatal("lastro serve exited before listening")
+			t.Fatalf("lastro %v exited before listening", args)
 		}
 		s.addr = addr
 	case <-time.After(2 * time.Minute):
-		t.Fatal("lastro serve did not start listening")
+		t.Fatalf("lastro %v did not start listening", args)
 	}
 	return s
 }

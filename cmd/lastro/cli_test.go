@@ -31,8 +31,8 @@ func failsOnOneLine(t *testing.T, code int, stderr, want string) {
 func TestCommandsFailOnOneLineWhenTheDataDirIsInUse(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	env := map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": "adm-test"}
-	startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": "adm-test"})
+	env := map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken}
+	startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken})
 	want := "the data directory " + dir + " is in use by another lastro process"
 	for _, args := range [][]string{
 		{"demo", "seed", "--debtors", "1"},
@@ -71,6 +71,10 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
 		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
 		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
+		{"10-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": "0123456789", "LASTRO_DATA_DIR": ":memory:"},
+			"LASTRO_ADMIN_TOKEN is 10 characters: use at least 32"},
+		{"31-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": testAdminToken[:31], "LASTRO_DATA_DIR": ":memory:"},
+			"LASTRO_ADMIN_TOKEN is 31 characters: use at least 32"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

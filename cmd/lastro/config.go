@@ -6,23 +6,69 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"lastro/collections/httpserve"
 )
 
 // config is the engine's configuration: environment variables (12-factor),
 // each with a flag twin that wins when given.
 type config struct {
-	Endpoint   string // LASTRO_DYNAMODB_ENDPOINT; empty runs the embedded store
-	Table      string // LASTRO_TABLE
-	DataDir    string // LASTRO_DATA_DIR; ":memory:" keeps everything in memory
-	Addr       string // LASTRO_ADDR
-	AdminToken string // LASTRO_ADMIN_TOKEN; generated when empty
-	Now        string // LASTRO_NOW (RFC 3339) freezes the clock
-	Shards     int    // LASTRO_SHARDS
-	KMSKeyID   string // LASTRO_KMS_KEY_ID
-	DataKey    string // LASTRO_DATA_KEY (base64, 32 bytes)
-	StoreAddr  string // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
-	AgendaHour int    // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
-	Scheduler  bool   // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
+	Endpoint   string           // LASTRO_DYNAMODB_ENDPOINT; empty runs the embedded store
+	Table      string           // LASTRO_TABLE
+	DataDir    string           // LASTRO_DATA_DIR; ":memory:" keeps everything in memory
+	Addr       string           // LASTRO_ADDR
+	AdminToken string           // LASTRO_ADMIN_TOKEN; generated when empty
+	Now        string           // LASTRO_NOW (RFC 3339) freezes the clock
+	Shards     int              // LASTRO_SHARDS
+	KMSKeyID   string           // LASTRO_KMS_KEY_ID
+	DataKey    string           // LASTRO_DATA_KEY (base64, 32 bytes)
+	StoreAddr  string           // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
+	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
+	Scheduler  bool             // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
+	Limits     httpserve.Limits // LASTRO_READ_TIMEOUT ... LASTRO_MAX_IN_FLIGHT
+}
+
+// limitVars are the HTTP servers' limits (serve's API and store, and ddb
+// serve), each a variable with a flag twin like configVars.
+var limitVars = []struct{ env, flag, def, help string }{
+	{"LASTRO_READ_HEADER_TIMEOUT", "read-header-timeout", "5s", "time to read a request's line and headers"},
+	{"LASTRO_READ_TIMEOUT", "read-timeout", "30s", "time to read a whole request, body included"},
+	{"LASTRO_WRITE_TIMEOUT", "write-timeout", "60s", "time to write an answer, from the end of the request's headers"},
+	{"LASTRO_IDLE_TIMEOUT", "idle-timeout", "120s", "time a kept-alive connection may wait for its next request"},
+	{"LASTRO_MAX_CONNS", "max-conns", "1024", "open connections; past it a new one is answered 503 and closed"},
+	{"LASTRO_MAX_IN_FLIGHT", "max-in-flight", "256", "requests handled at once; past it 503 with Retry-After"},
+}
+
+// addLimitFlags adds the limit flags to fs (defaults from getenv); the
+// returned function reads and checks them after fs.Parse.
+func addLimitFlags(fs *flag.FlagSet, getenv func(string) string) func() (httpserve.Limits, error) {
+	vals := map[string]*string{}
+	for _, v := range limitVars {
+		def := v.def
+		if e := getenv(v.env); e != "" {
+			def = e
+		}
+		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+	}
+	return func() (httpserve.Limits, error) {
+		l := httpserve.DefaultLimits()
+		for env, dst := range map[string]*time.Duration{"LASTRO_READ_HEADER_TIMEOUT": &l.ReadHeaderTimeout,
+			"LASTRO_READ_TIMEOUT": &l.ReadTimeout, "LASTRO_WRITE_TIMEOUT": &l.WriteTimeout, "LASTRO_IDLE_TIMEOUT": &l.IdleTimeout} {
+			d, err := time.ParseDuration(*vals[env])
+			if err != nil || d <= 0 {
+				return l, fmt.Errorf("%s must be a positive duration such as 30s, got %q", env, *vals[env])
+			}
+			*dst = d
+		}
+		for env, dst := range map[string]*int{"LASTRO_MAX_CONNS": &l.MaxConns, "LASTRO_MAX_IN_FLIGHT": &l.MaxInFlight} {
+			n, err := strconv.Atoi(*vals[env])
+			if err != nil || n < 1 || n > 1_000_000 {
+				return l, fmt.Errorf("%s must be 1-1000000, got %q", env, *vals[env])
+			}
+			*dst = n
+		}
+		return l, nil
+	}
 }
 
 // configVars documents every variable once: name, flag, default, meaning.
@@ -31,7 +77,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_TABLE", "table", "lastro", "table name"},
 	{"LASTRO_DATA_DIR", "data-dir", "./lastro-data", "embedded store data directory (:memory: for none)"},
 	{"LASTRO_ADDR", "addr", "127.0.0.1:8080", "HTTP listen address"},
-	{"LASTRO_ADMIN_TOKEN", "admin-token", "", "admin token for POST /v1/tenants; generated and printed when empty"},
+	{"LASTRO_ADMIN_TOKEN", "admin-token", "", "admin token for POST /v1/tenants, at least 32 characters; generated and printed when empty"},
 	{"LASTRO_NOW", "now", "", "freeze the clock at this RFC 3339 instant (demos, tests)"},
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
@@ -40,6 +86,10 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
+
+// minAdminToken is the shortest admin token serve accepts: 32 characters
+// of a random token are well over 128 bits.
+const minAdminToken = 32
 
 // newFlagSet returns the flag set of subcommand name; -h prints usage
 // (synopsis, then every flag) to out and Parse returns flag.ErrHelp.
@@ -64,7 +114,12 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		}
 		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
 	}
+	limits := addLimitFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	lim, err := limits()
+	if err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
@@ -73,6 +128,11 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	shards, err := strconv.Atoi(*vals["LASTRO_SHARDS"])
 	if err != nil || shards < 1 || shards > 100 {
 		return config{}, fmt.Errorf("LASTRO_SHARDS must be 1-100, got %q", *vals["LASTRO_SHARDS"])
+	}
+	if tok := *vals["LASTRO_ADMIN_TOKEN"]; tok != "" && len(tok) < minAdminToken {
+		// The admin token creates tenants and sees their keys: a short one
+		// is guessable. Its value is never echoed.
+		return config{}, fmt.Errorf("LASTRO_ADMIN_TOKEN is %d characters: use at least %d (or leave it unset to generate one)", len(tok), minAdminToken)
 	}
 	if now := *vals["LASTRO_NOW"]; now != "" {
 		if _, err := time.Parse(time.RFC3339, now); err != nil {
@@ -92,6 +152,7 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
 		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],
+		Limits: lim,
 	}, nil
 }
 

@@ -6,6 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"time"
+
+	"lastro/collections/httpserve"
 
 	"lastro/ddblocal"
 )
@@ -16,7 +20,12 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address")
 	dir := fs.String("data-dir", "./lastro-ddb", "data directory")
 	mem := fs.Bool("in-memory", false, "keep everything in memory (nothing survives a restart)")
+	limits := addLimitFlags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	lim, err := limits()
+	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
@@ -38,5 +47,5 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 		where = ":memory:"
 	}
 	log.Info("embedded DynamoDB store listening", "addr", ln.Addr().String(), "data", where)
-	return st.Serve(ctx, ln)
+	return httpserve.Run(ctx, ln, st.Handler(), lim, 10*time.Second, log)
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -21,6 +22,7 @@ import (
 
 	"lastro/agenda"
 	"lastro/collections/clock"
+	"lastro/collections/httpserve"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
 	"lastro/collections/secret"
@@ -147,7 +149,7 @@ func (a *app) startEmbedded(dir string) (http.Handler, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopStore = cancel
 	a.storeDone = make(chan error, 1)
-	go func() { a.storeDone <- st.Serve(ctx, ln) }()
+	go func() { a.storeDone <- httpserve.Run(ctx, ln, h, a.cfg.Limits, 10*time.Second, a.log) }()
 	a.storeURL = "http://" + ln.Addr().String()
 	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
 		"data", where, "endpoint", a.storeURL)
@@ -189,7 +191,11 @@ func adminToken(configured, dir string, log *slog.Logger) (string, error) {
 	if dir != "" {
 		path = filepath.Join(dir, "admin-token")
 		if raw, err := os.ReadFile(path); err == nil {
-			return strings.TrimSpace(string(raw)), nil
+			token := strings.TrimSpace(string(raw))
+			if len(token) < minAdminToken {
+				return "", fmt.Errorf("the admin token in %s is %d characters: use at least %d (delete the file to generate one)", path, len(token), minAdminToken)
+			}
+			return token, nil
 		}
 	}
 	token := "adm_" + hex.EncodeToString(secret.Random(24))

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
 	"lastro/agenda"
+	"lastro/collections/httpserve"
 )
 
 // serve runs the engine: lastro serve.
@@ -46,24 +45,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(schedDone)
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table)
-	select {
-	case err := <-done:
-		stopSched()
-		<-schedDone
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	err = srv.Shutdown(shutdown)
-	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
+	l := cfg.Limits
+	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
+		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_in_flight", l.MaxInFlight)
+	err = httpserve.Run(ctx, ln, e.Handler(), l, 15*time.Second, log)
+	// Run returns when ctx ends or the server fails: the scheduler stops
+	// too, and serve waits for it before the deferred Close stops the store.
+	stopSched()
 	<-schedDone
+	log.Info("shut down")
 	return err
 }

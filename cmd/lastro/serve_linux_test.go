@@ -68,7 +68,7 @@ func TestServeOpensOnlyTheAPIPort(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := startServe(t, map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": "adm-test"}, tt.args...)
+			s := startServe(t, map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": testAdminToken}, tt.args...)
 			resp, err := http.Get("http://" + s.addr + "/readyz")
 			if err != nil {
 				t.Fatal(err)

@@ -20,7 +20,7 @@ const workerNow = "2026-09-24T12:00:00Z"
 // debtors (lastro demo seed), and the environment to reach it.
 func seeded(t *testing.T, n, shards string) map[string]string {
 	t.Helper()
-	env := map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": "adm-test", "LASTRO_NOW": workerNow, "LASTRO_SHARDS": shards}
+	env := map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_NOW": workerNow, "LASTRO_SHARDS": shards}
 	if code, _, stderr := runChild(t, env, "demo", "seed", "--debtors", n); code != 0 {
 		t.Fatalf("demo seed: exit %d: %s", code, stderr)
 	}
@@ -215,7 +215,7 @@ func TestServeSchedulesTheAgenda(t *testing.T) {
 		if err := cmd.Wait(); err != nil || found == "" {
 			t.Fatalf("serve: %v, found %q in:\n%s", err, found, all.String())
 		}
-		if !strings.Contains(all.String(), `"msg":"shutting down"`) {
+		if !strings.Contains(all.String(), `"msg":"shut down"`) {
 			t.Fatalf("no clean shutdown:\n%s", all.String())
 		}
 		return found

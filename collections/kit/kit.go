@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"lastro/collections/clock"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/table"
@@ -56,14 +57,41 @@ type Kit struct {
 	table string
 	meter *Meter
 	retry Backoff // batch retries of Unprocessed* items
+	clock clock.Clock
+	// cursorTTL is how long a pagination cursor is accepted after it was
+	// issued.
+	cursorTTL time.Duration
 }
 
+// DefaultCursorTTL is a cursor's lifetime unless WithCursorTTL says
+// otherwise: long enough to page through anything, short enough that a
+// leaked cursor stops working the next day.
+const DefaultCursorTTL = 24 * time.Hour
+
+// Option changes a kit.
+type Option func(*Kit)
+
+// WithClock gives the kit its notion of now (cursor issue and expiry);
+// the default is the system clock.
+func WithClock(c clock.Clock) Option { return func(k *Kit) { k.clock = c } }
+
+// WithCursorTTL sets how long a cursor is accepted after it was issued.
+func WithCursorTTL(d time.Duration) Option { return func(k *Kit) { k.cursorTTL = d } }
+
 // New returns a kit for table.
-func New(api API, tableName string) *Kit {
-	return &Kit{api: api, table: tableName, meter: NewMeter(),
+func New(api API, tableName string, opts ...Option) *Kit {
+	k := &Kit{api: api, table: tableName, meter: NewMeter(),
 		// DynamoDB returns Unprocessed* items under throttling; a second is
 		// the longest single wait before a batch gives up with a 503.
-		retry: Backoff{Attempts: 8, Base: 10 * time.Millisecond, Max: time.Second}}
+		retry: Backoff{Attempts: 8, Base: 10 * time.Millisecond, Max: time.Second},
+		clock: clock.System{}, cursorTTL: DefaultCursorTTL}
+	for _, o := range opts {
+		o(k)
+	}
+	if k.clock == nil {
+		k.clock = clock.System{}
+	}
+	return k
 }
 
 // Table is the table name.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -115,10 +116,18 @@ func (t *Tenant) binding(q Query) string {
 	return hex.EncodeToString(sum[:12])
 }
 
+// cursorPayload is what a cursor carries under its signature: the
+// query's binding, the issue time (unix seconds, so the cursor expires)
+// and the last evaluated key.
 type cursorPayload struct {
 	Q string                       `json:"q"`
+	I int64                        `json:"i"`
 	K map[string]map[string]string `json:"k"`
 }
+
+// cursorSkew is how far in the future an issue time may be (another
+// instance's clock a little ahead) before the cursor is refused.
+const cursorSkew = time.Minute
 
 func (t *Tenant) sign(payload []byte) []byte {
 	m := hmac.New(sha256.New, t.cursorKey)
@@ -127,7 +136,7 @@ func (t *Tenant) sign(payload []byte) []byte {
 }
 
 func (t *Tenant) encodeCursor(q Query, lek Item) (string, error) {
-	p := cursorPayload{Q: t.binding(q), K: map[string]map[string]string{}}
+	p := cursorPayload{Q: t.binding(q), I: t.k.clock.Now().Unix(), K: map[string]map[string]string{}}
 	for name, v := range lek {
 		switch v := v.(type) {
 		case *types.AttributeValueMemberS:
@@ -161,6 +170,11 @@ func (t *Tenant) decodeCursor(q Query, cursor string) (Item, error) {
 	if err := json.Unmarshal(raw, &p); err != nil || p.Q != t.binding(q) || len(p.K) == 0 {
 		return nil, ErrBadCursor
 	}
+	// A cursor from before issue times were signed has I == 0: expired.
+	age := t.k.clock.Now().Sub(time.Unix(p.I, 0))
+	if age > t.k.cursorTTL || age < -cursorSkew {
+		return nil, ErrBadCursor
+	}
 	lek := Item{}
 	for name, v := range p.K {
 		switch {
@@ -177,7 +191,8 @@ func (t *Tenant) decodeCursor(q Query, cursor string) (Item, error) {
 
 // QueryPage reads one page of a keyed query, starting after cursor (""
 // for the first page). The cursor it returns is signed and bound to this
-// tenant and this query: it is rejected on any other.
+// tenant and this query: it is rejected on any other, and once older
+// than the kit's cursor lifetime (DefaultCursorTTL).
 func (t *Tenant) QueryPage(ctx context.Context, q Query, cursor string) (Page, error) {
 	if err := t.guard("Query", q.Partition); err != nil {
 		return Page{}, err

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -69,7 +70,13 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 	status, code, msg := errs.Public(err)
 	if status >= 500 {
-		log.Error("request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
+		// A client that went away, or a store asking us to back off, is
+		// not the engine failing: WARN, so ERROR stays for bugs.
+		level := slog.LevelError
+		if status == http.StatusServiceUnavailable || errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+			level = slog.LevelWarn
+		}
+		log.Log(c.Request().Context(), level, "request failed", "request_id", RequestID(c), "route", c.Path(), "error", err.Error())
 	}
 	var body ErrorBody
 	body.Error.Code, body.Error.Message = code, msg
@@ -145,12 +152,37 @@ func (s *Server) Logger() *slog.Logger { return s.log }
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if id == "" || len(id) > 64 {
+		if !SafeRequestID(id) {
 			id = uuid.NewString()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		return next(c)
 	}
+}
+
+// SafeRequestID reports whether a client's X-Request-ID may be kept: the
+// id is written into every log line and audit event of the request, so
+// only a UUID or 8-64 of [A-Za-z0-9-] with at least one letter passes.
+// Requiring a letter refuses a bare CPF, CNPJ or phone number sent as the
+// id; punctuation refuses their formatted forms.
+func SafeRequestID(id string) bool {
+	if _, err := uuid.Parse(id); err == nil && len(id) == 36 {
+		return true
+	}
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	letter := false
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letter = true
+		case r >= '0' && r <= '9', r == '-':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
@@ -240,8 +272,10 @@ func Require(roles ...Role) echo.MiddlewareFunc {
 	}
 }
 
-// Bind decodes a JSON body strictly (unknown fields and trailing data are
-// errors) into v.
+// Bind decodes a JSON body strictly into v: exactly one JSON value, no
+// unknown fields, nothing but whitespace after it. The trailing check
+// reads one more token and wants io.EOF: Decoder.More alone reports false
+// before a stray ']' or '}', which let `{...}]` through.
 func Bind(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
@@ -252,7 +286,11 @@ func Bind(c echo.Context, v any) error {
 		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: %s", jsonProblem(err))
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge
+		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
 	}
 	return nil

@@ -1,0 +1,282 @@
+// Package httpserve runs the binary's HTTP servers (the API, and the
+// embedded store when it listens) under limits a slow or greedy client
+// cannot get around: read, write and idle timeouts, a cap on open
+// connections and one on requests in flight. Past either cap the answer
+// is an immediate 503 with Retry-After in the API's error shape, so
+// refusing costs almost nothing and the server keeps answering (ADR 0020).
+package httpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound what the server gives its clients.
+type Limits struct {
+	ReadHeaderTimeout time.Duration // request line and headers
+	ReadTimeout       time.Duration // the whole request, body included
+	WriteTimeout      time.Duration // from the end of the headers to the end of the answer
+	IdleTimeout       time.Duration // a kept-alive connection between requests
+	MaxConns          int           // open connections; past it a new one gets 503 and is closed
+	MaxInFlight       int           // requests being handled; past it 503
+	MaxHeaderBytes    int           // request line and headers; 0 means 1 MiB
+}
+
+// DefaultLimits are the limits unless configured: a request that has not
+// arrived in 30 s is not a client worth waiting for, and no handler of the
+// engine runs anywhere near a minute.
+func DefaultLimits() Limits {
+	return Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
+		IdleTimeout: 120 * time.Second, MaxConns: 1024, MaxInFlight: 256, MaxHeaderBytes: 1 << 20}
+}
+
+// Validate says which limit is unusable.
+func (l Limits) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read header timeout", l.ReadHeaderTimeout}, {"read timeout", l.ReadTimeout}, {"write timeout", l.WriteTimeout}, {"idle timeout", l.IdleTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("the %s must be positive, got %v", d.name, d.v)
+		}
+	}
+	if l.MaxConns < 1 || l.MaxInFlight < 1 {
+		return fmt.Errorf("the connection and in-flight caps must be at least 1, got %d and %d", l.MaxConns, l.MaxInFlight)
+	}
+	return nil
+}
+
+// RetryAfter is the Retry-After (seconds) of a refusal past a cap.
+const RetryAfter = 1
+
+// overloaded is the answer past a cap, in the API's error shape.
+const overloaded = `{"error":{"code":"overloaded","message":"the server is at its limit of concurrent requests; retry later"}}` + "\n"
+
+// NewServer returns an http.Server for h under l; its handler refuses
+// requests past MaxInFlight. Serve it on Listener(ln, l, log).
+func NewServer(h http.Handler, l Limits, log *slog.Logger) *http.Server {
+	if l.MaxHeaderBytes == 0 {
+		l.MaxHeaderBytes = 1 << 20
+	}
+	return &http.Server{Handler: limitInFlight(h, l.MaxInFlight), ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+}
+
+// limitInFlight answers 503 past max concurrent requests. An answer
+// given before the request's body was read to its end (a refusal, a 404,
+// a 401, a read timed out) closes the connection: net/http would
+// otherwise keep it alive with the rest of the body unread.
+func limitInFlight(h http.Handler, max int) http.Handler {
+	sem := make(chan struct{}, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+			body := &trackedBody{ReadCloser: r.Body}
+			r.Body = body
+			h.ServeHTTP(&closingWriter{ResponseWriter: w, r: r, body: body}, r)
+		default:
+			writeOverloaded(w)
+		}
+	})
+}
+
+// trackedBody remembers whether the body was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	eof atomic.Bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.eof.Store(true)
+	}
+	return n, err
+}
+
+// closingWriter adds Connection: close to an answer that starts while
+// the request's body is unread.
+type closingWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	body    *trackedBody
+	started bool
+}
+
+func (w *closingWriter) WriteHeader(code int) {
+	if !w.started {
+		w.started = true
+		if w.r.ContentLength != 0 && !w.body.eof.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closingWriter) Write(p []byte) (int, error) {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *closingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func writeOverloaded(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Retry-After", strconv.Itoa(RetryAfter))
+	h.Set("Connection", "close")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte(overloaded))
+}
+
+// refusal is the whole answer written on a connection past MaxConns,
+// before any request is read.
+var refusal = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
+	strconv.Itoa(RetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(overloaded)) + "\r\n\r\n" + overloaded)
+
+// Run serves h on ln under l until ctx is cancelled, then shuts down,
+// waiting up to grace for requests in flight.
+func Run(ctx context.Context, ln net.Listener, h http.Handler, l Limits, grace time.Duration, log *slog.Logger) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	srv := NewServer(h, l, log)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(Listener(ln, l)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(shutdown)
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// Listener caps ln at l.MaxConns open connections. Unlike a listener that
+// stops accepting at the cap (the kernel then queues connections that
+// wait in silence), a connection past the cap is accepted, answered 503
+// and closed: the client learns at once, and a slot freed by a timeout
+// goes to the next client.
+func Listener(ln net.Listener, l Limits) net.Listener {
+	return &capListener{Listener: ln, slots: make(chan struct{}, l.MaxConns), refuseWait: time.Second}
+}
+
+type capListener struct {
+	net.Listener
+	slots      chan struct{}
+	refuseWait time.Duration
+}
+
+func (c *capListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := c.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case c.slots <- struct{}{}:
+			return &slotConn{Conn: conn, release: func() { <-c.slots }}, nil
+		default:
+			go refuse(conn, c.refuseWait)
+		}
+	}
+}
+
+// refuse writes the 503 on conn and closes it, reading a little of what
+// the client sent meanwhile so the close is a FIN the client can read the
+// answer before, not a reset. It takes at most wait.
+func refuse(conn net.Conn, wait time.Duration) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(wait))
+	if _, err := conn.Write(refusal); err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	buf := make([]byte, 4096)
+	for range 16 {
+		if _, err := conn.Read(buf); err != nil {
+			return
+		}
+	}
+}
+
+// slotConn frees its slot once, when closed, and puts net/http's own
+// answers to requests it could not parse in the error shape.
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// plainErrorHeaders follow the status line of the answers net/http writes
+// itself, straight on the connection, when it cannot parse a request
+// (headers over MaxHeaderBytes: 431; malformed: 400; unknown transfer
+// coding: 501). A handler's answer never looks like this: net/http sorts
+// its headers (Connection before Content-Type) and adds Date.
+const plainErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// Write replaces one of net/http's plain-text error answers by the same
+// status in the error shape; anything else goes through unchanged.
+func (c *slotConn) Write(p []byte) (int, error) {
+	if shaped, ok := shapeError(p); ok {
+		if _, err := c.Conn.Write(shaped); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// shapeError turns "HTTP/1.1 NNN Text" + plainErrorHeaders + text into
+// the error shape, keeping the status.
+func shapeError(p []byte) ([]byte, bool) {
+	s := string(p)
+	line, _, ok := strings.Cut(s, plainErrorHeaders) // net/http's text after it is replaced, never echoed
+	if !ok || !strings.HasPrefix(line, "HTTP/1.1 ") || len(line) < len("HTTP/1.1 NNN") || strings.Contains(line, "\r\n") {
+		return nil, false
+	}
+	code, err := strconv.Atoi(line[len("HTTP/1.1 ") : len("HTTP/1.1 ")+3])
+	if err != nil || code < 400 || code > 599 {
+		return nil, false
+	}
+	errCode, msg := "bad_request", "malformed HTTP request"
+	switch code {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		errCode, msg = "headers_too_large", "request headers too large"
+	case http.StatusNotImplemented:
+		errCode, msg = "not_implemented", "unsupported transfer encoding"
+	}
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": errCode, "message": msg}})
+	body = append(body, '\n')
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body), true
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
