@@ -117,7 +117,7 @@ func (d *tableDef) isTableKey(name string) bool {
 //
 //	0x00 'T' <table name>                      table definition (JSON)
 //	0x00 'N'                                   next table ID
-//	0x00 'Q'                                   last stream sequence number (u64)
+//	0x00 'Q'                                   stream sequence numbers reserved up to (u64, streams.go)
 //	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
 //	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
 //	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON, ondemand.go)

@@ -152,7 +152,7 @@ func (s *Store) batchStatement(r *batchStatementRequest, usages *tableUsages) (b
 		if err != nil {
 			return resp, err
 		}
-		it, err := s.get(g.skey)
+		it, err := s.read(g.skey)
 		if err != nil {
 			return resp, err
 		}
@@ -292,7 +292,7 @@ func (s *Store) replayTransaction(in *executeTransactionInput, stored any) any {
 		if err != nil {
 			return stored
 		}
-		it, err := getFrom(s.db, w.d.baseKey(w.key))
+		it, err := s.read(w.d.baseKey(w.key))
 		if err != nil {
 			return stored
 		}
@@ -321,12 +321,12 @@ func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Valu
 		seen[string(g.skey)] = true
 		gets[i] = g
 	}
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
+	v := s.vis.acquire()
+	defer v.release()
 	usages := tableUsages{tx: true}
 	responses := make([]map[string]any, len(gets))
 	for i, g := range gets {
-		it, err := getFrom(snap, g.skey)
+		it, err := getFrom(v.r, g.skey)
 		if err != nil {
 			return nil, err
 		}

@@ -68,7 +68,11 @@ func prefixEnd(p []byte) []byte {
 
 // run executes a plan and builds the page.
 func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p.lo, UpperBound: p.hi})
+	// One view for the walk and for the items an LSI read fetches from
+	// the table: both come from the same moment.
+	v := s.vis.acquire()
+	defer v.release()
+	iter, err := v.r.NewIter(&pebble.IterOptions{LowerBound: p.lo, UpperBound: p.hi})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +103,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		last = it
 		entry := it
 		if p.fetchBase {
-			full, err := s.get(p.d.baseKey(it))
+			full, err := getFrom(v.r, p.d.baseKey(it))
 			if err != nil {
 				return nil, err
 			}

@@ -104,6 +104,12 @@ func (s *Store) restoreTableFromBackup(ctx context.Context, body []byte) (any, e
 		s.discardRestore(d.ID)
 		return nil, err
 	}
+	// The restored items are read through the durable view: publish them
+	// before the table appears.
+	if err := s.settle(); err != nil {
+		s.discardRestore(d.ID)
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tables[target] != nil {

@@ -52,6 +52,10 @@ type Store struct {
 	tokens tokenCache
 	meter  meter
 	commit sync.Mutex // orders commits (stream sequence numbers follow it)
+	// applied counts the commits applied so far (guarded by commit); vis
+	// publishes them to readers once durable.
+	applied uint64
+	vis     visibility
 
 	streams streamState // guarded by commit where noted
 	bg      background  // TTL sweeper and stream trimmer
@@ -96,16 +100,25 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.vis.init(s.db)
 	if err := s.recoverBackups(); err != nil {
+		s.vis.close()
 		db.Close()
 		return nil, err
 	}
 	if err := s.resumeBackfills(); err != nil {
+		s.vis.close()
 		db.Close()
 		return nil, err
 	}
 	if err := s.startServices(); err != nil {
+		s.vis.close()
 		db.Close()
+		return nil, err
+	}
+	// A view holding the stream state just loaded.
+	if err := s.settle(); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -117,6 +130,7 @@ func Open(opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopServices()
+		s.vis.close()
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr
@@ -209,8 +223,20 @@ func (s *Store) hasKey(key []byte) bool {
 	return true
 }
 
-// get reads one item by storage key; nil when absent.
+// get reads one item by storage key from the live database; nil when
+// absent. Only for writers holding the item's lock (the live image then
+// holds nothing unsynced: the item's previous writer kept the lock until
+// its commit was durable) and for control-plane work; readers go through
+// a view.
 func (s *Store) get(key []byte) (av.Item, error) { return getFrom(s.db, key) }
+
+// read reads one item by storage key from the durable view; nil when
+// absent.
+func (s *Store) read(key []byte) (av.Item, error) {
+	v := s.vis.acquire()
+	defer v.release()
+	return getFrom(v.r, key)
+}
 
 type getter interface {
 	Get(key []byte) ([]byte, io.Closer, error)
@@ -363,40 +389,48 @@ func (s *Store) write(changes []*change) error {
 }
 
 // commitBatch applies b under the commit lock, after prepare (which runs
-// under it and may refuse the commit), and then waits outside the lock for
-// the WAL sync of a persistent store, so concurrent committers share
-// fsyncs.
+// under it and may refuse the commit), and then waits outside the lock
+// until the commit is durable and visible to readers (visibility.publish):
+// concurrent committers share fsyncs.
 func (s *Store) commitBatch(b *pebble.Batch, prepare func() error) error {
-	if err := s.applyLocked(b, prepare); err != nil {
+	ticket, err := s.applyLocked(b, prepare)
+	if err != nil {
 		return err
 	}
-	if s.sync {
-		if err := b.SyncWait(); err != nil {
-			return fmt.Errorf("ddblocal: commit: %w", err)
-		}
-	}
-	return nil
+	return s.vis.publish(s, ticket)
+}
+
+// settle makes every commit applied so far, by any path, durable and
+// visible to readers. Control-plane work that writes data outside
+// commitBatch (a restore, an index backfill) calls it before answering.
+func (s *Store) settle() error {
+	s.commit.Lock()
+	s.applied++
+	ticket := s.applied
+	s.commit.Unlock()
+	return s.vis.publish(s, ticket)
 }
 
 // applyLocked runs prepare and applies b under the commit lock. The lock
 // is released even if either panics (Pebble panics on a closed store), as
 // the HTTP handler recovers panics and keeps serving.
-func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) error {
+//
+// The batch is applied without a sync: Pebble makes an applied batch
+// visible to its own readers before its WAL record is synced, so the
+// store's readers never read the live database; the commit becomes
+// durable and visible together when publish syncs the WAL and installs a
+// snapshot taken before the sync. It returns the commit's ticket.
+func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) (uint64, error) {
 	s.commit.Lock()
 	defer s.commit.Unlock()
 	if err := prepare(); err != nil {
-		return err
+		return 0, err
 	}
-	var err error
-	if s.sync {
-		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
-	} else {
-		err = s.db.Apply(b, pebble.NoSync)
+	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+		return 0, fmt.Errorf("ddblocal: commit: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("ddblocal: commit: %w", err)
-	}
-	return nil
+	s.applied++
+	return s.applied, nil
 }
 
 // applyUnsynced applies b under the commit lock without waiting for an

@@ -430,13 +430,13 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
 		return nil, txCanceled(reasons)
 	}
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
+	v := s.vis.acquire()
+	defer v.release()
 	responses := make([]map[string]any, len(gets))
 	usages := map[string]*usage{}
 	var names []string
 	for i, g := range gets {
-		it, err := getFrom(snap, g.skey)
+		it, err := getFrom(v.r, g.skey)
 		if err != nil {
 			return nil, err
 		}
