@@ -63,9 +63,13 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu     sync.RWMutex // guards tables and nextID
+	mu     sync.RWMutex // guards tables, deleting and nextID
 	tables map[string]*table
-	nextID uint32
+	// deleting holds the names whose DeleteTable has not yet committed
+	// its catalog delete: CreateTable refuses them as DynamoDB refuses a
+	// DELETING table's name, or the delete would erase the new entry.
+	deleting map[string]bool
+	nextID   uint32
 }
 
 // Open opens (or creates) a store.
@@ -76,7 +80,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.AccountID == "" {
 		opts.AccountID = defaultAccountID
 	}
-	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, nextID: 1}
+	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, deleting: map[string]bool{}, nextID: 1}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
