@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -112,4 +113,103 @@ func TestCreateTableDuringDeleteIsDurable(t *testing.T) {
 		}
 		stop()
 	}
+}
+
+// A strongly consistent LSI Query that fetches attributes from the table
+// reads the index and the items from one moment: under concurrent writes
+// that move items along the index and delete them, every item it returns
+// is whole, satisfies the key condition and comes in index order.
+func TestLSIQueryFetchesFromItsSnapshot(t *testing.T) {
+	t.Parallel()
+	c := ddbtest.New(t)
+	ctx := context.Background()
+	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String("lsi"),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("rank"), AttributeType: types.ScalarAttributeTypeN},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange},
+		},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{
+			IndexName: aws.String("byRank"),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String("rank"), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	const items = 20
+	put := func(i, rank int) error {
+		_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("lsi"), Item: map[string]types.AttributeValue{
+			"pk": crashS("p"), "sk": crashS("s" + strconv.Itoa(i)), "rank": crashN(rank), "payload": crashS(strings.Repeat("x", 100))}})
+		return err
+	}
+	for i := range items {
+		if err := put(i, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := (j*7 + w) % items
+				var err error
+				if j%3 == 0 {
+					_, err = c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String("lsi"),
+						Key: map[string]types.AttributeValue{"pk": crashS("p"), "sk": crashS("s" + strconv.Itoa(i))}})
+				} else {
+					err = put(i, (j*13)%100) // moves the item along the index, in and out of the queried range
+				}
+				if err != nil {
+					t.Errorf("writer: %v", err)
+					return
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for q := 0; q < 400 && time.Now().Before(deadline) && !t.Failed(); q++ {
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("lsi"), IndexName: aws.String("byRank"),
+			ConsistentRead:            aws.Bool(true),
+			Select:                    types.SelectAllAttributes,
+			KeyConditionExpression:    aws.String("pk = :p AND #r BETWEEN :lo AND :hi"),
+			ExpressionAttributeNames:  map[string]string{"#r": "rank"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": crashS("p"), ":lo": crashN(20), ":hi": crashN(60)}})
+		if err != nil {
+			t.Fatalf("query: %v", err)
+		}
+		prev := -1
+		for _, it := range out.Items {
+			if _, ok := it["payload"]; !ok {
+				t.Errorf("query %d returned a partial item: %v", q, crashCanon(it))
+				continue
+			}
+			r := crashNum(t, it, "rank")
+			if r < 20 || r > 60 {
+				t.Errorf("query %d returned rank %d, outside its key condition", q, r)
+			}
+			if r < prev {
+				t.Errorf("query %d out of index order: %d after %d", q, r, prev)
+			}
+			prev = r
+		}
+	}
+	close(stop)
+	wg.Wait()
 }

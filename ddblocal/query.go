@@ -107,12 +107,17 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 			if err != nil {
 				return nil, err
 			}
-			if full != nil {
-				size += av.ItemSize(full)
-				fetched += av.ItemSize(full)
-				fetchUnits += readUnits(av.ItemSize(full), p.consistent)
-				it = full
+			if full == nil {
+				// The view holds an entry and its item together (one
+				// batch wrote both), so this is damage: skip the entry
+				// rather than return it as if it were the item.
+				s.log.Error("index entry without its item", "table", p.d.Name, "index", p.ix.Name)
+				continue
 			}
+			size += av.ItemSize(full)
+			fetched += av.ItemSize(full)
+			fetchUnits += readUnits(av.ItemSize(full), p.consistent)
+			it = full
 		}
 		stopped = out.ScannedCount >= p.limit || size >= maxPageBytes
 		if p.filter != nil && !p.filter.Eval(it) {
