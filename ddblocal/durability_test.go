@@ -213,3 +213,118 @@ func TestLSIQueryFetchesFromItsSnapshot(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// tokenTx is a TransactWriteItems whose maps (item, expression values)
+// the SDK encodes in random order: the same request in a different byte
+// order each time.
+func tokenTx(token string) *dynamodb.TransactWriteItemsInput {
+	item := map[string]types.AttributeValue{"pk": crashS("ledger#" + token)}
+	for i := range 12 {
+		item["a"+strconv.Itoa(i)] = crashN(i)
+	}
+	vals := map[string]types.AttributeValue{}
+	for i := range 8 {
+		vals[":v"+strconv.Itoa(i)] = crashN(i)
+	}
+	return &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(token), TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{TableName: aws.String("tok"), Key: map[string]types.AttributeValue{"pk": crashS("counter")},
+			UpdateExpression:          aws.String("ADD n :v1 SET v0 = :v0, v2 = :v2, v3 = :v3, v4 = :v4, v5 = :v5, v6 = :v6, v7 = :v7"),
+			ExpressionAttributeValues: vals}},
+		{Put: &types.Put{TableName: aws.String("tok"), Item: item}},
+	}}
+}
+
+func counterOf(t *testing.T, c *dynamodb.Client) int {
+	t.Helper()
+	out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String("tok"), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": crashS("counter")}})
+	if err != nil {
+		t.Fatalf("get counter: %v", err)
+	}
+	if out.Item == nil {
+		return 0
+	}
+	return crashNum(t, out.Item, "n")
+}
+
+// The same TransactWriteItems sent again with its token is answered, not
+// refused and not applied again, whatever order the SDK put its maps in;
+// concurrent retries included.
+func TestTransactTokenComparesMeaning(t *testing.T) {
+	t.Parallel()
+	c := ddbtest.New(t)
+	ctx := context.Background()
+	if err := createSimple(ctx, c, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 5 {
+				_, err := c.TransactWriteItems(ctx, tokenTx("same"))
+				var inProgress *types.TransactionInProgressException
+				if err != nil && !errors.As(err, &inProgress) {
+					t.Errorf("retry with the same token: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := counterOf(t, c); n != 1 {
+		t.Errorf("counter is %d after one transaction retried 20 times, want 1", n)
+	}
+	// Another request under the same token is still refused.
+	other := tokenTx("same")
+	other.TransactItems = other.TransactItems[:1]
+	var mismatch *types.IdempotentParameterMismatchException
+	if _, err := c.TransactWriteItems(ctx, other); !errors.As(err, &mismatch) {
+		t.Errorf("a different request with the same token: %v, want IdempotentParameterMismatchException", err)
+	}
+}
+
+// A token outlives a restart for ten minutes: a retry of a committed
+// transaction after the store restarted is answered, not applied twice;
+// after ten minutes the token is a new transaction.
+func TestTransactTokenSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	open := func() (*dynamodb.Client, func()) {
+		st, err := ddblocal.Open(ddblocal.Options{Dir: dir, TTLSweepInterval: -1, Now: clock})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		hs := httptest.NewServer(st.Handler())
+		return ddbtest.NewClient(hs.URL, aws.NopRetryer{}), func() { hs.Close(); st.Close() }
+	}
+	c, stop := open()
+	if err := createSimple(ctx, c, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TransactWriteItems(ctx, tokenTx("crash")); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	c, stop = open()
+	defer func() { stop() }()
+	if _, err := c.TransactWriteItems(ctx, tokenTx("crash")); err != nil {
+		t.Fatalf("retry after restart: %v", err)
+	}
+	if n := counterOf(t, c); n != 1 {
+		t.Fatalf("counter is %d after a retry that followed a restart, want 1", n)
+	}
+	mu.Lock()
+	now = now.Add(11 * time.Minute)
+	mu.Unlock()
+	stop()
+	c, stop = open()
+	if _, err := c.TransactWriteItems(ctx, tokenTx("crash")); err != nil {
+		t.Fatalf("token reused after ten minutes: %v", err)
+	}
+	if n := counterOf(t, c); n != 2 {
+		t.Fatalf("counter is %d after the token expired and was reused, want 2", n)
+	}
+}

@@ -105,6 +105,11 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.vis.init(s.db)
+	if err := s.loadTokens(); err != nil {
+		s.vis.close()
+		db.Close()
+		return nil, err
+	}
 	if err := s.recoverBackups(); err != nil {
 		s.vis.close()
 		db.Close()
@@ -340,14 +345,20 @@ type counterDelta struct {
 
 // write commits changes atomically and durably (in a persistent store,
 // the call returns once the WAL holding them is synced; concurrent writers
-// share fsyncs).
-func (s *Store) write(changes []*change) error {
+// share fsyncs), with the extra keys (a transaction's request token).
+func (s *Store) write(changes []*change, extra ...kv) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var deltas []counterDelta
 	for _, c := range changes {
 		s.stage(b, c, &deltas)
 	}
+	stageExtra := func() {
+		for _, e := range extra {
+			b.Set(e.key, e.value, nil)
+		}
+	}
+	stageExtra()
 	err := s.commitBatch(b, func() error {
 		for _, c := range changes {
 			if c.t.dropped.Load() {
@@ -371,6 +382,7 @@ func (s *Store) write(changes []*change) error {
 				c.def = c.t.def.Load()
 				s.stage(b, c, &deltas)
 			}
+			stageExtra()
 		}
 		// Stream records join the same batch under the commit lock, so
 		// their sequence numbers follow commit order.
