@@ -328,3 +328,72 @@ func TestTransactTokenSurvivesRestart(t *testing.T) {
 		t.Fatalf("counter is %d after the token expired and was reused, want 2", n)
 	}
 }
+
+// Parallel Scan workers page through their own segments concurrently and
+// see every item exactly once; a LastEvaluatedKey handed to another
+// segment is refused as DynamoDB refuses it.
+func TestParallelScanRefusesAnotherSegmentsKey(t *testing.T) {
+	t.Parallel()
+	c := ddbtest.New(t)
+	ctx := context.Background()
+	if err := createSimple(ctx, c, "seg"); err != nil {
+		t.Fatal(err)
+	}
+	const items, segments = 200, 4
+	for i := range items {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("seg"),
+			Item: map[string]types.AttributeValue{"pk": crashS("k" + strconv.Itoa(i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	leks := make([]map[string]types.AttributeValue, segments)
+	var wg sync.WaitGroup
+	for seg := range segments {
+		wg.Go(func() {
+			var start map[string]types.AttributeValue
+			for page := 0; page < items; page++ {
+				out, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("seg"), Limit: aws.Int32(7),
+					Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(segments), ExclusiveStartKey: start})
+				if err != nil {
+					t.Errorf("segment %d: %v", seg, err)
+					return
+				}
+				mu.Lock()
+				for _, it := range out.Items {
+					seen[it["pk"].(*types.AttributeValueMemberS).Value]++
+				}
+				if leks[seg] == nil && out.LastEvaluatedKey != nil {
+					leks[seg] = out.LastEvaluatedKey
+				}
+				mu.Unlock()
+				if out.LastEvaluatedKey == nil {
+					return
+				}
+				start = out.LastEvaluatedKey
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != items {
+		t.Errorf("parallel scan saw %d items, want %d", len(seen), items)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("item %s seen %d times", k, n)
+		}
+	}
+	for seg := range segments {
+		other := (seg + 1) % segments
+		if leks[seg] == nil {
+			t.Fatalf("segment %d returned no LastEvaluatedKey", seg)
+		}
+		_, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("seg"), Segment: aws.Int32(int32(other)),
+			TotalSegments: aws.Int32(segments), ExclusiveStartKey: leks[seg]})
+		want := "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: 4 Segment: " + strconv.Itoa(other)
+		if err == nil || !strings.Contains(err.Error(), "ValidationException: "+want) {
+			t.Errorf("segment %d's key given to segment %d: %v, want ValidationException %q", seg, other, err, want)
+		}
+	}
+}
