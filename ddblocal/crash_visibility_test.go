@@ -134,8 +134,9 @@ type visResult struct {
 }
 
 // visLoad runs 8 writers putting new items, 4 readers reading the items
-// being written (consistent GetItem) and a stream consumer, and kills the
-// store once a few hundred writes were acknowledged.
+// being written (consistent GetItem; one reader also scans) and a stream
+// consumer, and kills the store once a few hundred writes were
+// acknowledged.
 func visLoad(t *testing.T, url, arn string, cycle int, checkpoint string, kill func()) visResult {
 	const writers, readers = 8, 4
 	c := benchClient(url)
@@ -178,6 +179,24 @@ func visLoad(t *testing.T, url, arn string, cycle int, checkpoint string, kill f
 				case <-stop:
 					return
 				default:
+				}
+				if r == 0 && j%4 == 0 {
+					// A consistent Scan page: what it returns must be durable too.
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+					page, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(visTable), ConsistentRead: aws.Bool(true), Limit: aws.Int32(100)})
+					cancel()
+					if err != nil {
+						if killed.Load() {
+							return
+						}
+						continue
+					}
+					mu.Lock()
+					for _, it := range page.Items {
+						res.seen[it["pk"].(*types.AttributeValueMemberS).Value] = true
+					}
+					mu.Unlock()
+					continue
 				}
 				w := (r + j) % writers
 				k := key(w, int(inflight[w].Load()))
