@@ -51,8 +51,10 @@ var pebbleFiles = []string{
 	"ddblocal/restore.go",
 	"ddblocal/store.go",
 	"ddblocal/streams.go",
+	"ddblocal/tokens.go",
 	"ddblocal/ttl.go",
 	"ddblocal/updatetable.go",
+	"ddblocal/visibility.go",
 }
 
 // maintenanceScanAllowed are the maintenance-job packages that may call

@@ -131,7 +131,7 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 				_ = i
 				continue
 			}
-			it, err := s.get(d.baseKey(key))
+			it, err := s.read(d.baseKey(key))
 			if err != nil {
 				return nil, err
 			}

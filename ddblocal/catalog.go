@@ -117,10 +117,11 @@ func (d *tableDef) isTableKey(name string) bool {
 //
 //	0x00 'T' <table name>                      table definition (JSON)
 //	0x00 'N'                                   next table ID
-//	0x00 'Q'                                   last stream sequence number (u64)
+//	0x00 'Q'                                   stream sequence numbers reserved up to (u64, streams.go)
 //	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
 //	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
 //	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON, ondemand.go)
+//	0x00 'K' <client request token>            transaction token: request hash, Unix ms, response JSON (tokens.go)
 //	0x01 <tableID u32> <indexID u16> <hash u32> <enc(hash key)> [enc(range key)] [base key, for indexes]
 //	0x02 <tableID u32> <sequence number u64>   stream record: created at, Unix ms (u64), then its JSON
 //	0x03 <backupID u32> <hash u32> <enc(hash key)> [enc(range key)]   backed-up item (binary)

@@ -35,6 +35,11 @@ func (s *Store) writeOpts() *pebble.WriteOptions {
 	return pebble.NoSync
 }
 
+// tableBeingDeleted is DynamoDB's refusal of a table name still DELETING.
+func tableBeingDeleted(name string) *apiError {
+	return resourceInUse("Attempt to change a resource which is still in use: Table is being deleted: " + name)
+}
+
 func tableNotFound(name string) *apiError {
 	return notFound("Requested resource not found: Table: " + tableNameOf(name) + " not found")
 }
@@ -103,6 +108,9 @@ func (s *Store) createTable(ctx context.Context, body []byte) (any, error) {
 	if _, ok := s.tables[d.Name]; ok {
 		return nil, resourceInUse("Table already exists: " + d.Name)
 	}
+	if s.deleting[d.Name] {
+		return nil, tableBeingDeleted(d.Name)
+	}
 	d.ID = s.nextID
 	s.nextID++
 	// The stream descriptor (streams.go) must exist before writers can see
@@ -167,7 +175,13 @@ func (s *Store) deleteTable(ctx context.Context, body []byte) (any, error) {
 		return nil, validation("Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.")
 	}
 	delete(s.tables, d.Name)
+	s.deleting[d.Name] = true
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.deleting, d.Name)
+		s.mu.Unlock()
+	}()
 	// Writers that looked the table up before may still be committing:
 	// those past this barrier are refused, those before it are covered by
 	// the DeleteRange below.

@@ -102,7 +102,7 @@ func (s *Store) getItem(ctx context.Context, body []byte) (any, error) {
 	if err := matchKey(d, key); err != nil {
 		return nil, err
 	}
-	it, err := s.get(d.baseKey(key))
+	it, err := s.read(d.baseKey(key))
 	if err != nil {
 		return nil, err
 	}

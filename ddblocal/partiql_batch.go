@@ -152,7 +152,7 @@ func (s *Store) batchStatement(r *batchStatementRequest, usages *tableUsages) (b
 		if err != nil {
 			return resp, err
 		}
-		it, err := s.get(g.skey)
+		it, err := s.read(g.skey)
 		if err != nil {
 			return resp, err
 		}
@@ -209,15 +209,17 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, e
 	if err := c.err(); err != nil {
 		return nil, err
 	}
+	var token *txToken
 	if tok := in.ClientRequestToken; tok != nil {
-		replay, err := s.tokens.begin(*tok, body, s.now())
+		token = &txToken{token: *tok, hash: canonicalHash(body), shape: func(out map[string]any) { out["Responses"] = []any{} }}
+		replay, err := s.tokens.begin(token.token, token.hash, s.now())
 		if err != nil {
 			return nil, err
 		}
 		if replay != nil {
 			return s.replayTransaction(&in, replay), nil
 		}
-		defer func() { s.tokens.finish(*tok, out, s.now()) }()
+		defer func() { s.finishToken(token, out) }()
 	}
 	// Parameters are converted for the whole request first; their errors
 	// name no statement.
@@ -259,7 +261,7 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, e
 	if reads > 0 {
 		resp, err = s.transactionReads(stmts, params, inStatement, in.ReturnConsumedCapacity)
 	} else {
-		resp, err = s.transactionWrites(stmts, params, in.TransactStatements, inStatement, in.ReturnConsumedCapacity)
+		resp, err = s.transactionWrites(stmts, params, in.TransactStatements, inStatement, in.ReturnConsumedCapacity, token)
 	}
 	if err != nil {
 		return nil, err
@@ -292,7 +294,7 @@ func (s *Store) replayTransaction(in *executeTransactionInput, stored any) any {
 		if err != nil {
 			return stored
 		}
-		it, err := getFrom(s.db, w.d.baseKey(w.key))
+		it, err := s.read(w.d.baseKey(w.key))
 		if err != nil {
 			return stored
 		}
@@ -321,12 +323,12 @@ func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Valu
 		seen[string(g.skey)] = true
 		gets[i] = g
 	}
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
+	v := s.vis.acquire()
+	defer v.release()
 	usages := tableUsages{tx: true}
 	responses := make([]map[string]any, len(gets))
 	for i, g := range gets {
-		it, err := getFrom(snap, g.skey)
+		it, err := getFrom(v.r, g.skey)
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +348,7 @@ func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Valu
 // transactionWrites runs INSERT, UPDATE, DELETE and EXISTS statements as
 // one TransactWriteItems.
 func (s *Store) transactionWrites(stmts []*partiql.Statement, params [][]*av.Value, reqs []*batchStatementRequest,
-	inStatement func(int, error) error, mode string) (any, error) {
+	inStatement func(int, error) error, mode string, token *txToken) (any, error) {
 	ops := make([]*txOp, len(stmts))
 	seen := map[string]bool{}
 	for i, st := range stmts {
@@ -368,7 +370,7 @@ func (s *Store) transactionWrites(stmts []*partiql.Statement, params [][]*av.Val
 		seen[string(op.skey)] = true
 		ops[i] = op
 	}
-	resp, err := s.runTx(ops, mode)
+	resp, err := s.runTx(ops, mode, token)
 	if err != nil {
 		// An INSERT whose key exists fails as a duplicate, not a condition.
 		if ae, ok := err.(*apiError); ok && ae.Type == "TransactionCanceledException" {

@@ -83,6 +83,9 @@ func (s *Store) restoreTableFromBackup(ctx context.Context, body []byte) (any, e
 	if err == nil && s.tables[target] != nil {
 		err = tableAlreadyExists(target)
 	}
+	if err == nil && s.deleting[target] {
+		err = tableBeingDeleted(target)
+	}
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err
@@ -104,12 +107,22 @@ func (s *Store) restoreTableFromBackup(ctx context.Context, body []byte) (any, e
 		s.discardRestore(d.ID)
 		return nil, err
 	}
+	// The restored items are read through the durable view: publish them
+	// before the table appears.
+	if err := s.settle(); err != nil {
+		s.discardRestore(d.ID)
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tables[target] != nil {
 		// Created meanwhile by CreateTable or another restore.
 		s.discardRestore(d.ID)
 		return nil, tableAlreadyExists(target)
+	}
+	if s.deleting[target] {
+		s.discardRestore(d.ID)
+		return nil, tableBeingDeleted(target)
 	}
 	if err := s.persistDef(d); err != nil {
 		s.discardRestore(d.ID)

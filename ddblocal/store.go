@@ -53,6 +53,10 @@ type Store struct {
 	tokens tokenCache
 	meter  meter
 	commit sync.Mutex // orders commits (stream sequence numbers follow it)
+	// applied counts the commits applied so far (guarded by commit); vis
+	// publishes them to readers once durable.
+	applied uint64
+	vis     visibility
 
 	streams streamState // guarded by commit where noted
 	bg      background  // TTL sweeper and stream trimmer
@@ -60,9 +64,13 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu     sync.RWMutex // guards tables and nextID
+	mu     sync.RWMutex // guards tables, deleting and nextID
 	tables map[string]*table
-	nextID uint32
+	// deleting holds the names whose DeleteTable has not yet committed
+	// its catalog delete: CreateTable refuses them as DynamoDB refuses a
+	// DELETING table's name, or the delete would erase the new entry.
+	deleting map[string]bool
+	nextID   uint32
 }
 
 // Open opens (or creates) a store.
@@ -73,7 +81,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.AccountID == "" {
 		opts.AccountID = defaultAccountID
 	}
-	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, nextID: 1}
+	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, deleting: map[string]bool{}, nextID: 1}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -103,16 +111,30 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.vis.init(s.db)
+	if err := s.loadTokens(); err != nil {
+		s.vis.close()
+		db.Close()
+		return nil, err
+	}
 	if err := s.recoverBackups(); err != nil {
+		s.vis.close()
 		db.Close()
 		return nil, err
 	}
 	if err := s.resumeBackfills(); err != nil {
+		s.vis.close()
 		db.Close()
 		return nil, err
 	}
 	if err := s.startServices(); err != nil {
+		s.vis.close()
 		db.Close()
+		return nil, err
+	}
+	// A view holding the stream state just loaded.
+	if err := s.settle(); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -124,6 +146,7 @@ func Open(opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopServices()
+		s.vis.close()
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr
@@ -216,8 +239,20 @@ func (s *Store) hasKey(key []byte) bool {
 	return true
 }
 
-// get reads one item by storage key; nil when absent.
+// get reads one item by storage key from the live database; nil when
+// absent. Only for writers holding the item's lock (the live image then
+// holds nothing unsynced: the item's previous writer kept the lock until
+// its commit was durable) and for control-plane work; readers go through
+// a view.
 func (s *Store) get(key []byte) (av.Item, error) { return getFrom(s.db, key) }
+
+// read reads one item by storage key from the durable view; nil when
+// absent.
+func (s *Store) read(key []byte) (av.Item, error) {
+	v := s.vis.acquire()
+	defer v.release()
+	return getFrom(v.r, key)
+}
 
 type getter interface {
 	Get(key []byte) ([]byte, io.Closer, error)
@@ -317,14 +352,20 @@ type counterDelta struct {
 
 // write commits changes atomically and durably (in a persistent store,
 // the call returns once the WAL holding them is synced; concurrent writers
-// share fsyncs).
-func (s *Store) write(changes []*change) error {
+// share fsyncs), with the extra keys (a transaction's request token).
+func (s *Store) write(changes []*change, extra ...kv) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var deltas []counterDelta
 	for _, c := range changes {
 		s.stage(b, c, &deltas)
 	}
+	stageExtra := func() {
+		for _, e := range extra {
+			b.Set(e.key, e.value, nil)
+		}
+	}
+	stageExtra()
 	err := s.commitBatch(b, func() error {
 		for _, c := range changes {
 			if c.t.dropped.Load() {
@@ -348,6 +389,7 @@ func (s *Store) write(changes []*change) error {
 				c.def = c.t.def.Load()
 				s.stage(b, c, &deltas)
 			}
+			stageExtra()
 		}
 		// Stream records join the same batch under the commit lock, so
 		// their sequence numbers follow commit order.
@@ -370,40 +412,48 @@ func (s *Store) write(changes []*change) error {
 }
 
 // commitBatch applies b under the commit lock, after prepare (which runs
-// under it and may refuse the commit), and then waits outside the lock for
-// the WAL sync of a persistent store, so concurrent committers share
-// fsyncs.
+// under it and may refuse the commit), and then waits outside the lock
+// until the commit is durable and visible to readers (visibility.publish):
+// concurrent committers share fsyncs.
 func (s *Store) commitBatch(b *pebble.Batch, prepare func() error) error {
-	if err := s.applyLocked(b, prepare); err != nil {
+	ticket, err := s.applyLocked(b, prepare)
+	if err != nil {
 		return err
 	}
-	if s.sync {
-		if err := b.SyncWait(); err != nil {
-			return fmt.Errorf("ddblocal: commit: %w", err)
-		}
-	}
-	return nil
+	return s.vis.publish(s, ticket)
+}
+
+// settle makes every commit applied so far, by any path, durable and
+// visible to readers. Control-plane work that writes data outside
+// commitBatch (a restore, an index backfill) calls it before answering.
+func (s *Store) settle() error {
+	s.commit.Lock()
+	s.applied++
+	ticket := s.applied
+	s.commit.Unlock()
+	return s.vis.publish(s, ticket)
 }
 
 // applyLocked runs prepare and applies b under the commit lock. The lock
 // is released even if either panics (Pebble panics on a closed store), as
 // the HTTP handler recovers panics and keeps serving.
-func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) error {
+//
+// The batch is applied without a sync: Pebble makes an applied batch
+// visible to its own readers before its WAL record is synced, so the
+// store's readers never read the live database; the commit becomes
+// durable and visible together when publish syncs the WAL and installs a
+// snapshot taken before the sync. It returns the commit's ticket.
+func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) (uint64, error) {
 	s.commit.Lock()
 	defer s.commit.Unlock()
 	if err := prepare(); err != nil {
-		return err
+		return 0, err
 	}
-	var err error
-	if s.sync {
-		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
-	} else {
-		err = s.db.Apply(b, pebble.NoSync)
+	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+		return 0, fmt.Errorf("ddblocal: commit: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("ddblocal: commit: %w", err)
-	}
-	return nil
+	s.applied++
+	return s.applied, nil
 }
 
 // applyUnsynced applies b under the commit lock without waiting for an

@@ -82,6 +82,9 @@ type streamState struct {
 	// last is the last sequence number handed out. It only changes under
 	// Store.commit; readers load it without the lock.
 	last atomic.Uint64
+	// ceiling is the durable reservation (nextSeq); guarded by
+	// Store.commit.
+	ceiling uint64
 
 	mu      sync.Mutex
 	metas   []*streamMeta     // every stream still readable
@@ -118,11 +121,47 @@ func (m *streamMeta) holds(seq uint64) bool { return seq > m.Start && (m.End == 
 
 func (s *Store) streamARN(table, label string) string { return s.tableARN(table) + "/stream/" + label }
 
+// seqBlock is how many sequence numbers one durable reservation covers.
+const seqBlock = 1 << 16
+
 // nextSeq hands out a sequence number. Callers hold s.commit.
+//
+// Numbers are reserved durably ahead of use: metaSeqKey holds a ceiling
+// that no number handed out exceeds, synced before the first number past
+// the previous ceiling is used, and Open resumes above it. A crash that
+// loses the batches holding the last records therefore never hands their
+// numbers out again (they may have been read by nobody, but a position
+// past them, a LATEST iterator or a checkpoint, must keep meaning "after
+// them"). One synced write per 65,536 records.
 func (s *Store) nextSeq() uint64 {
 	n := s.streams.last.Load() + 1
+	if n > s.streams.ceiling {
+		if err := s.reserveSeq(n - 1 + seqBlock); err != nil {
+			// Pebble fails a synced write only when the disk does; the
+			// batch being staged cannot be committed either.
+			panic(fmt.Sprintf("ddblocal: reserve stream sequence numbers: %v", err))
+		}
+	}
 	s.streams.last.Store(n)
 	return n
+}
+
+// reserveSeq durably records that sequence numbers up to ceiling may be
+// in use. Callers hold s.commit (or run in Open).
+func (s *Store) reserveSeq(ceiling uint64) error {
+	if err := s.db.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, ceiling), s.writeOpts()); err != nil {
+		return err
+	}
+	s.streams.ceiling = ceiling
+	return nil
+}
+
+// durableSeq is the last sequence number readers may see: the last one
+// in the durable view.
+func (s *Store) durableSeq() uint64 {
+	v := s.vis.acquire()
+	defer v.release()
+	return v.seq
 }
 
 // appendStreamRecords adds the stream records of committed changes to the
@@ -141,9 +180,6 @@ func (s *Store) appendStreamRecords(b *pebble.Batch, changes []*change) {
 		}
 		seq := s.nextSeq()
 		b.Set(recordKey(d.ID, seq), s.encodeRecord(d, c, seq, now), nil)
-	}
-	if wrote {
-		b.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, s.streams.last.Load()), nil)
 	}
 }
 
@@ -264,7 +300,6 @@ func (s *Store) streamTransition(old, new *tableDef) error {
 			return err
 		}
 	}
-	b.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, s.streams.last.Load()), nil)
 	if err := b.Commit(s.writeOpts()); err != nil {
 		return fmt.Errorf("ddblocal: persist stream state: %w", err)
 	}
@@ -316,12 +351,18 @@ func (s *Store) readable(m *streamMeta) bool {
 // catalog (a crash may separate a definition change from its stream
 // descriptor).
 func (s *Store) loadStreams() error {
+	// Numbers up to the stored ceiling may have been handed out before a
+	// crash (older stores kept the last number used there): resume above
+	// it.
 	v, closer, err := s.db.Get(metaSeqKey)
 	switch {
 	case err == nil:
 		s.streams.last.Store(binary.BigEndian.Uint64(v))
 		closer.Close()
 	case !errors.Is(err, pebble.ErrNotFound):
+		return err
+	}
+	if err := s.reserveSeq(s.streams.last.Load() + seqBlock); err != nil {
 		return err
 	}
 	s.streams.horizon = map[uint32]uint64{}
@@ -476,7 +517,9 @@ func (s *Store) readRecords(m *streamMeta, pos uint64, limit int) (recs []json.R
 	if !m.open() {
 		hi = recordKey(m.TableID, m.End)
 	}
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	v := s.vis.acquire()
+	defer v.release()
+	iter, err := v.r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, pos, false, err
 	}

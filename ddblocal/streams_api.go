@@ -215,18 +215,19 @@ func (s *Store) getShardIterator(ctx context.Context, body []byte) (any, error) 
 		return nil, err
 	}
 	horizon := s.horizonOf(m.TableID)
+	last := s.durableSeq() // a reader never sees a record not yet durable
 	var pos uint64
 	switch kind {
 	case "TRIM_HORIZON":
 		pos = max(m.Start+1, horizon)
 	case "LATEST":
-		pos = s.streams.last.Load() + 1
+		pos = last + 1
 		if !m.open() {
 			pos = m.End
 		}
 	default:
 		seq, ok := parseSeq(*in.SequenceNumber)
-		if !ok || seq < m.Start || (!m.open() && seq > m.End) || seq > s.streams.last.Load() {
+		if !ok || seq < m.Start || (!m.open() && seq > m.End) || seq > last {
 			return nil, validation("Invalid SequenceNumber %s for shard %s", *in.SequenceNumber, m.shardID())
 		}
 		if seq < horizon {

@@ -3,13 +3,10 @@ package ddblocal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -79,11 +76,13 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (out any, e
 	if err := c.err(); err != nil {
 		return nil, err
 	}
+	var token *txToken
 	if tok := in.ClientRequestToken; tok != nil {
-		if replay, err := s.tokens.begin(*tok, body, s.now()); err != nil || replay != nil {
+		token = &txToken{token: *tok, hash: canonicalHash(body)}
+		if replay, err := s.tokens.begin(token.token, token.hash, s.now()); err != nil || replay != nil {
 			return replay, err
 		}
-		defer func() { s.tokens.finish(*tok, out, s.now()) }()
+		defer func() { s.finishToken(token, out) }()
 	}
 	// First every action is validated on its own, before any table is
 	// looked up: a malformed expression on a later action wins over a
@@ -139,7 +138,7 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (out any, e
 		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
 		return nil, txCanceled(reasons)
 	}
-	resp, err := s.runTx(ops, in.ReturnConsumedCapacity)
+	resp, err := s.runTx(ops, in.ReturnConsumedCapacity, token)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +222,11 @@ func parseTxOp(ti *transactWriteItem) (*txOp, error) {
 }
 
 // runTx applies validated actions all or none.
-func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
+//
+// A transaction with a ClientRequestToken that changes items records the
+// token, with its response, in the same batch (tokens.go): a retry after
+// a crash that kept the commit is answered, not applied again.
+func (s *Store) runTx(ops []*txOp, returnCapacity string, token *txToken) (any, error) {
 	// The items a transaction writes may add up to 4 MB at most; a larger
 	// one is refused before any lock is taken or condition evaluated.
 	total := 0
@@ -313,20 +316,34 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string) (any, error) {
 	if failed {
 		return nil, txCanceled(reasons)
 	}
-	if len(changes) > 0 {
-		if err := s.write(changes); err != nil {
-			return nil, err
-		}
-	}
 	out := map[string]any{}
 	var caps []*consumedCapacity
 	for _, name := range usageOrder {
-		if cc := s.report(usages[name], returnCapacity); cc != nil {
+		if cc := usages[name].response(returnCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
 	if caps != nil {
 		out["ConsumedCapacity"] = caps
+	}
+	if len(changes) > 0 {
+		var extra []kv
+		if token != nil {
+			rec, err := token.record(out, s.now())
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, rec)
+		}
+		if err := s.write(changes, extra...); err != nil {
+			return nil, err
+		}
+		if token != nil {
+			token.stored = true
+		}
+	}
+	for _, name := range usageOrder {
+		s.meter.add(usages[name])
 	}
 	return out, nil
 }
@@ -430,13 +447,13 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
 		return nil, txCanceled(reasons)
 	}
-	snap := s.db.NewSnapshot()
-	defer snap.Close()
+	v := s.vis.acquire()
+	defer v.release()
 	responses := make([]map[string]any, len(gets))
 	usages := map[string]*usage{}
 	var names []string
 	for i, g := range gets {
-		it, err := getFrom(snap, g.skey)
+		it, err := getFrom(v.r, g.skey)
 		if err != nil {
 			return nil, err
 		}
@@ -464,75 +481,4 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		out["ConsumedCapacity"] = caps
 	}
 	return out, nil
-}
-
-// tokenCache remembers ClientRequestTokens for ten minutes, as DynamoDB
-// does, so a retried TransactWriteItems is answered without re-applying.
-// A token is reserved while its transaction runs, so a retry sent before
-// the first attempt has finished cannot apply it a second time.
-type tokenCache struct {
-	mu     sync.Mutex
-	m      map[string]tokenEntry
-	pruned time.Time
-}
-
-type tokenEntry struct {
-	hash    [32]byte
-	resp    any
-	at      time.Time
-	running bool
-}
-
-const tokenTTL = 10 * time.Minute
-
-// begin looks a token up: it answers a finished transaction's response
-// to replay, or an error (another body, or the first attempt still
-// running); otherwise it reserves the token and the caller must call
-// finish.
-func (c *tokenCache) begin(token string, body []byte, now time.Time) (any, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	hash := sha256.Sum256(body)
-	e, ok := c.m[token]
-	if ok && (e.running || now.Sub(e.at) <= tokenTTL) {
-		if e.hash != hash {
-			return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
-				Message: "The request uses the same client token as a previous, but non-identical request."}
-		}
-		if e.running {
-			return nil, &apiError{Type: "TransactionInProgressException", Status: 400,
-				Message: "The transaction with the given request token is already in progress."}
-		}
-		return e.resp, nil
-	}
-	if c.m == nil {
-		c.m = map[string]tokenEntry{}
-	}
-	c.m[token] = tokenEntry{hash: hash, at: now, running: true}
-	return nil, nil
-}
-
-// finish records the response of a transaction begun with token; a nil
-// response (the transaction failed) releases the token.
-func (c *tokenCache) finish(token string, resp any, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if resp == nil {
-		delete(c.m, token)
-		return
-	}
-	e := c.m[token]
-	e.resp, e.at, e.running = resp, now, false
-	c.m[token] = e
-	// Expired tokens go at most once a minute, so the sweep's cost stays
-	// proportional to the tokens it can drop.
-	if now.Sub(c.pruned) < time.Minute {
-		return
-	}
-	c.pruned = now
-	for k, e := range c.m {
-		if !e.running && now.Sub(e.at) > tokenTTL {
-			delete(c.m, k)
-		}
-	}
 }

@@ -774,6 +774,11 @@ func (s *Store) backfill(t *table, id uint16) error {
 			return err
 		}
 	}
+	// The entries were applied unsynced: make them durable and visible to
+	// readers before the index is reported complete.
+	if err := s.settle(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := t.def.Load()

@@ -1,0 +1,207 @@
+package ddblocal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Idempotency tokens (ClientRequestToken of TransactWriteItems and
+// ExecuteTransaction).
+//
+// A token names a request by its meaning, not its bytes: the SDKs encode
+// maps (items, expression values) in random order, so the body is
+// compared in canonical form (canonicalHash). A transaction that changes
+// items stores its token, the request's hash and its response in the same
+// batch as its changes, under 0x00 'K' <token>: a retry after a crash
+// that kept the commit is answered, not applied again. Open loads the
+// tokens younger than ten minutes; older ones are deleted as they expire.
+
+const tokenTTL = 10 * time.Minute
+
+func metaTokenKey(token string) []byte { return append([]byte{prefixMeta, 'K'}, token...) }
+
+// canonicalHash hashes a JSON request in canonical form: object members
+// sorted by name, no insignificant space, numbers as written. A body that
+// does not parse hashes as its bytes (it fails validation anyway).
+func canonicalHash(body []byte) [32]byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return sha256.Sum256(body)
+	}
+	raw, err := json.Marshal(v) // encoding/json sorts map keys
+	if err != nil {
+		return sha256.Sum256(body)
+	}
+	return sha256.Sum256(raw)
+}
+
+// txToken is the token of the transaction being run.
+type txToken struct {
+	token string
+	hash  [32]byte
+	// shape completes the response as the operation returns it, before it
+	// is stored (ExecuteTransaction adds its empty Responses).
+	shape func(out map[string]any)
+	// stored is set once the token was committed with the transaction.
+	stored bool
+}
+
+// kv is an extra key written in a commit's batch.
+type kv struct{ key, value []byte }
+
+// record renders the token's durable entry: the request hash, the time
+// in Unix milliseconds, then the response's JSON.
+func (tk *txToken) record(out map[string]any, now time.Time) (kv, error) {
+	if tk.shape != nil {
+		tk.shape(out)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return kv{}, fmt.Errorf("ddblocal: encode transaction response: %w", err)
+	}
+	v := make([]byte, 0, 40+len(raw))
+	v = append(v, tk.hash[:]...)
+	v = binary.BigEndian.AppendUint64(v, uint64(now.UnixMilli()))
+	return kv{metaTokenKey(tk.token), append(v, raw...)}, nil
+}
+
+// tokenCache remembers ClientRequestTokens for ten minutes, as DynamoDB
+// does, so a retried transaction is answered without re-applying.
+// A token is reserved while its transaction runs, so a retry sent before
+// the first attempt finishes is refused instead of applied twice.
+type tokenCache struct {
+	mu     sync.Mutex
+	m      map[string]tokenEntry
+	pruned time.Time
+}
+
+type tokenEntry struct {
+	hash    [32]byte
+	resp    any
+	at      time.Time
+	running bool
+	durable bool // stored under metaTokenKey
+}
+
+// begin looks a token up: it answers a finished transaction's response
+// to replay, or an error (another request, or the first attempt still
+// running); otherwise it reserves the token and the caller must call
+// finish.
+func (c *tokenCache) begin(token string, hash [32]byte, now time.Time) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[token]
+	if ok && (e.running || now.Sub(e.at) <= tokenTTL) {
+		if e.hash != hash {
+			return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
+				Message: "The request uses the same client token as a previous, but non-identical request."}
+		}
+		if e.running {
+			return nil, &apiError{Type: "TransactionInProgressException", Status: 400,
+				Message: "The transaction with the given request token is already in progress."}
+		}
+		return e.resp, nil
+	}
+	if c.m == nil {
+		c.m = map[string]tokenEntry{}
+	}
+	c.m[token] = tokenEntry{hash: hash, at: now, running: true, durable: ok && e.durable}
+	return nil, nil
+}
+
+// finish records the response of a transaction begun with token; a nil
+// response (the transaction failed) releases the token. durable says the
+// token was committed with the transaction. It returns the durable
+// tokens that expired, for the caller to delete.
+func (c *tokenCache) finish(token string, resp any, now time.Time, durable bool) (expired []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[token]
+	if resp == nil {
+		if e.durable {
+			expired = append(expired, token) // an expired entry this attempt replaced
+		}
+		delete(c.m, token)
+		return expired
+	}
+	e.resp, e.at, e.running, e.durable = resp, now, false, e.durable || durable
+	c.m[token] = e
+	// Expired tokens go at most once a minute, so the sweep's cost stays
+	// proportional to the tokens it can drop.
+	if now.Sub(c.pruned) < time.Minute {
+		return expired
+	}
+	c.pruned = now
+	for k, e := range c.m {
+		if !e.running && now.Sub(e.at) > tokenTTL {
+			if e.durable {
+				expired = append(expired, k)
+			}
+			delete(c.m, k)
+		}
+	}
+	return expired
+}
+
+// finishToken ends a token's transaction and deletes the durable entries
+// of expired tokens (unsynced: a crash that keeps one only makes Open
+// delete it again).
+func (s *Store) finishToken(tk *txToken, resp any) {
+	expired := s.tokens.finish(tk.token, resp, s.now(), tk.stored)
+	if len(expired) == 0 {
+		return
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, k := range expired {
+		b.Delete(metaTokenKey(k), nil)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.log.Error("delete expired request tokens", "err", err)
+	}
+}
+
+// loadTokens reads the durable tokens at Open, keeping those younger than
+// ten minutes and deleting the others.
+func (s *Store) loadTokens() error {
+	lo := []byte{prefixMeta, 'K'}
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	b := s.db.NewBatch()
+	defer b.Close()
+	for iter.First(); iter.Valid(); iter.Next() {
+		k, v := iter.Key(), iter.Value()
+		token := string(k[2:])
+		if len(v) < 40 {
+			b.Delete(k, nil)
+			continue
+		}
+		at := time.UnixMilli(int64(binary.BigEndian.Uint64(v[32:40])))
+		if now.Sub(at) > tokenTTL {
+			b.Delete(k, nil)
+			continue
+		}
+		e := tokenEntry{at: at, durable: true, resp: json.RawMessage(bytes.Clone(v[40:]))}
+		copy(e.hash[:], v[:32])
+		if s.tokens.m == nil {
+			s.tokens.m = map[string]tokenEntry{}
+		}
+		s.tokens.m[token] = e
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	return b.Commit(s.writeOpts())
+}
