@@ -2,12 +2,10 @@ package agenda
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
+	"lastro/collections/jsonl"
 	"lastro/tenant"
 )
 
@@ -42,38 +40,20 @@ type Bureau interface {
 }
 
 // FileBureau is the local Bureau: one JSON line per record in a file
-// (synced before Submit returns), the stand-in for a bureau's batch
+// (on disk before Submit returns), the stand-in for a bureau's batch
 // interface.
-type FileBureau struct {
-	path string
-	mu   sync.Mutex
-}
+type FileBureau struct{ f *jsonl.File }
 
 // NewFileBureau returns a bureau writing to path.
-func NewFileBureau(path string) *FileBureau { return &FileBureau{path: path} }
+func NewFileBureau(path string) *FileBureau { return &FileBureau{f: jsonl.Open(path)} }
 
 // Submit appends r.
 func (b *FileBureau) Submit(_ context.Context, _ *tenant.Tenant, r Record) error {
 	if r.At == "" {
 		r.At = time.Now().UTC().Format(time.RFC3339)
 	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f, err := os.OpenFile(b.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := b.f.Append(r); err != nil {
 		return fmt.Errorf("bureau file: %w", err)
 	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("bureau file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("bureau file: %w", err)
-	}
-	return f.Close()
+	return nil
 }

@@ -9,13 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"lastro/collections/clock"
 	"lastro/collections/errs"
+	"lastro/collections/jsonl"
 	"lastro/collections/kit"
 	"lastro/policy"
 	"lastro/settlement"
@@ -83,36 +82,15 @@ func detailOf(err error) string {
 // Outbox is the local Sender: one JSON line per message appended to a
 // file, for a provider integration (or a person) to pick up. The file holds
 // recipients' addresses, so it is created 0600 and is not a log.
-type Outbox struct {
-	path string
-	mu   sync.Mutex
-}
+type Outbox struct{ f *jsonl.File }
 
 // NewOutbox returns an outbox appending to path.
-func NewOutbox(path string) *Outbox { return &Outbox{path: path} }
+func NewOutbox(path string) *Outbox { return &Outbox{f: jsonl.Open(path)} }
 
-// Send appends m as one line and syncs it before answering.
+// Send appends m as one line and returns once it is on disk (concurrent
+// sends share one fsync).
 func (o *Outbox) Send(_ context.Context, _ *tenant.Tenant, m Message) error {
-	line, err := json.Marshal(m)
-	if err != nil {
-		return &SendError{Detail: "encode", Err: err}
-	}
-	line = append(line, '\n')
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return &SendError{Detail: "outbox_unavailable", Err: err}
-	}
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return &SendError{Detail: "outbox_write", Err: err}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return &SendError{Detail: "outbox_write", Err: err}
-	}
-	if err := f.Close(); err != nil {
+	if err := o.f.Append(m); err != nil {
 		return &SendError{Detail: "outbox_write", Err: err}
 	}
 	return nil
