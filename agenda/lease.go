@@ -23,8 +23,8 @@ import (
 // the lease (owner, until) that keeps a second worker off the shard, and
 // the checkpoint (the agenda partition being read and the last entry
 // handled in it) an interrupted run resumes from. expiresAt lets TTL clean
-// it up 40 days after the run started, on the wall clock the store's TTL
-// uses (a run of a past date must not vanish under its worker).
+// it up 40 days after the run started, on the business clock the store's
+// TTL runs on (the lease itself times out on the wall clock).
 type runItem struct {
 	Owner      string         `dynamodbav:"owner"`
 	Token      string         `dynamodbav:"token"`      // this lease's own id: every write under it is conditioned on it
@@ -96,7 +96,7 @@ func (r *Runner) take(ctx context.Context, t *tenant.Tenant, date calendar.Date,
 		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).
 		Set(name("startedAt"), val(keys.Timestamp(now))).
 		Set(name("type"), val("AGENDA_RUN")).
-		Set(name("expiresAt"), val(now.Add(40*24*time.Hour).Unix())).
+		Set(name("expiresAt"), val(r.d.Clock.Now().Add(40*24*time.Hour).Unix())).
 		Add(name("runs"), val(1))
 	cond := name("PK").AttributeNotExists().Or(name("leaseUntil").LessThan(val(now.UnixMilli())))
 	it, err := r.db(t).Update(ctx, runKey(t, date, shard), upd, &cond, types.ReturnValueAllNew)
@@ -142,8 +142,13 @@ func (r *Runner) checkpoint(ctx context.Context, t *tenant.Tenant, date calendar
 // lost says who holds a lease this runner lost.
 func (r *Runner) lost(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int) error {
 	it, err := r.db(t).Get(ctx, runKey(t, date, shard), true)
-	if err != nil || it == nil {
+	if err != nil {
 		return errors.Join(ErrBusy, err)
+	}
+	if it == nil {
+		// Not taken over: gone (swept, deleted by hand). An error, not a
+		// busy shard, so the run is not reported as someone else's.
+		return fmt.Errorf("agenda: the run item of %s shard %d vanished under its worker", date, shard)
 	}
 	var l runItem
 	_ = attributevalue.UnmarshalMap(it, &l)

@@ -69,7 +69,7 @@ func (a *app) open(ctx context.Context) error {
 		dir = cfg.DataDir
 	}
 	if cfg.Endpoint == "" {
-		h, err := a.startEmbedded(dir)
+		h, err := a.startEmbedded(dir, clk)
 		if err != nil {
 			return err
 		}
@@ -118,8 +118,11 @@ func (a *app) open(ctx context.Context) error {
 // the engine's SDK client reaches in process (ADR 0013): no port, so no
 // one else on the machine can read or change the data. Only with
 // LASTRO_STORE_ADDR does the store also listen, for tools.
-func (a *app) startEmbedded(dir string) (http.Handler, error) {
-	opts := ddblocal.Options{Logger: a.log}
+func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
+	// The store's TTL runs on the engine's clock: under a frozen LASTRO_NOW
+	// a day's contact counter must not be swept as if that day were long
+	// past (the limit would reset mid-day).
+	opts := ddblocal.Options{Logger: a.log, Now: clk.Now}
 	where := ":memory:"
 	if dir != "" {
 		if err := usableDir(dir); err != nil {

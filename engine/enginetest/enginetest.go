@@ -130,11 +130,14 @@ func Open(opts ...Option) (*Env, error) {
 	}
 	var st *ddblocal.Store
 	key := secret.Random(32)
+	clk := clock.NewManual(o.now)
 	if o.shared != nil {
 		st, key = o.shared.Store, o.shared.key
 	} else {
 		var err error
-		if st, err = ddblocal.Open(ddblocal.Options{Dir: o.dataDir}); err != nil {
+		// The store's TTL runs on the fixture's manual clock, as serve runs
+		// it on the engine's: a test's "today" is the store's today.
+		if st, err = ddblocal.Open(ddblocal.Options{Dir: o.dataDir, Now: clk.Now}); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +146,7 @@ func Open(opts ...Option) (*Env, error) {
 			st.Close()
 		}
 	}
-	env := &Env{Store: st, StoreClient: kit.InProcess(st.Handler()), Clock: clock.NewManual(o.now), Logs: &Logs{},
+	env := &Env{Store: st, StoreClient: kit.InProcess(st.Handler()), Clock: clk, Logs: &Logs{},
 		rng: rand.New(rand.NewPCG(uint64(o.now.UnixNano()), 0x1a57)), used: map[string]bool{}, key: key, ownsStore: o.shared == nil}
 	var err error
 	if env.Dir, err = os.MkdirTemp("", "lastro-enginetest-"); err != nil {
