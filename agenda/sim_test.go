@@ -284,8 +284,8 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	}
 	storeBefore := f.Store.ConsumedCapacity(enginetest.Table)
 	ctx, month := kit.Operation(bg, "agenda.month")
-	dueCount := map[string]int{}    // per contract: entries handled
-	byAction := map[string]int{}    // entries handled, by the action due
+	dueCount := map[string]int{}     // per contract: entries handled
+	byAction := map[string]int{}     // entries handled, by the action due
 	dueChecks := map[string]string{} // contract → date its DUE_CHECK ran
 	executed := map[string]int{}
 	blocked := 0
