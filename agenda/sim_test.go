@@ -234,10 +234,10 @@ func projected(it kit.Item, attrs ...string) int {
 func TestAgendaWritesAreEventDriven(t *testing.T) {
 	t.Parallel()
 	const (
-		contracts = 1_000
-		days      = 30
-		workers   = 8
+		days    = 30
+		workers = 8
 	)
+	contracts := simContracts(t)
 	// Signed on a Monday at 07:00; runs every day at 08:00 from that day
 	// on, 30 days. The Monday is the next one in real time: the embedded
 	// store expires items (the agenda's lease, the contact counters) on
@@ -488,12 +488,12 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	}
 }
 
-// defaultSimContracts is the month simulation's size under go test.
-// 10,000 contracts take about 10 minutes under -race on this 2-core
-// machine (signing about 19 ms and a month of agenda work about 27 ms per
-// contract), against a budget of about a minute for the package, so the
-// default is 1,000; LASTRO_AGENDA_SIM_CONTRACTS=10000 runs the full size
-// (docs/performance.md records both).
+// defaultSimContracts is the month simulation's size under go test. The
+// budget is about a minute under -race on this shared 2-core machine, and
+// 1,000 contracts took 51-94 s there (signing 19-35 ms, a month of agenda
+// work 27-52 ms per contract, at load averages 3.5-6); 10,000 took 103 s
+// without -race and would take 10-15 minutes with it. The full size runs
+// with LASTRO_AGENDA_SIM_CONTRACTS=10000 (docs/performance.md).
 const defaultSimContracts = 1_000
 
 func simContracts(t *testing.T) int {
