@@ -386,8 +386,10 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	}
 	// Lease item: acquire and release per shard and day, a checkpoint
 	// per page of entries.
-	if runs := days * f.t.Shards; updates != 2*runs+pages {
-		t.Errorf("%d lease updates, want %d for %d shard runs and %d pages", updates, 2*runs+pages, runs, pages)
+	// (A page slower than a third of the lease renews it once more inside
+	// the page: only under heavy load, so a few are allowed.)
+	if runs := days * f.t.Shards; updates < 2*runs+pages || updates > 2*runs+pages+pages/10+5 {
+		t.Errorf("%d lease updates, want %d for %d shard runs and %d pages (a few more under load)", updates, 2*runs+pages, runs, pages)
 	}
 
 	// Sizes: every header and event image is billed by the KB.
