@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/agenda/regua"
+	"lastro/arrangement"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
@@ -27,8 +28,8 @@ const (
 	EvBureauReport  = "BureauReported"
 	EvBureauRemoved = "BureauRemoved"
 	EvNoticeProof   = "NoticeDelivered" // delivery evidence of the bureau notice
-	EvPromiseKept   = "PromiseKept"
-	EvPromiseBroken = "PromiseBroken"
+	EvPromiseKept   = arrangement.EvPromiseKept
+	EvPromiseBroken = arrangement.EvPromiseBroken
 )
 
 // actor is how the agenda signs the events it writes.
@@ -115,7 +116,7 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		if r.beforeSave != nil {
 			r.beforeSave(e.ContractID)
 		}
-		err = r.save(ctx, db, c, now, w.events)
+		err = r.save(ctx, db, c, now, w.events, w.writes...)
 		// What follows the write must happen even if the run is being
 		// stopped: a recorded step's message is sent, a claimed contact's
 		// cancellation is written.
@@ -167,12 +168,14 @@ func (r *Runner) dunning(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	return r.d.Policies.Dunning(ctx, t, v)
 }
 
-// save writes the contract's changes and events in one write.
-func (r *Runner) save(ctx context.Context, db *kit.Tenant, c *contract.Contract, now time.Time, events []contract.Event) error {
+// save writes the contract's changes, events and extra items (a
+// promise's resolution) in one write.
+func (r *Runner) save(ctx context.Context, db *kit.Tenant, c *contract.Contract, now time.Time, events []contract.Event, extra ...kit.Action) error {
 	writes, err := c.Save(now)
 	if err != nil {
 		return err
 	}
+	writes = append(extra, writes...)
 	for _, ev := range events {
 		a, err := contract.PutEvent(ev)
 		if err != nil {
@@ -188,7 +191,8 @@ type work struct {
 	out    outcome
 	events []contract.Event
 	send   *delivery
-	report *Record // a bureau inclusion, submitted once the step is recorded
+	report *Record      // a bureau inclusion, submitted once the step is recorded
+	writes []kit.Action // other items written with the contract (a promise resolved)
 }
 
 func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
@@ -218,14 +222,22 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 		}
 	}
 	if due == policy.PromiseCheck && h.Hold == regua.HoldPromise && h.PromiseDate <= date.String() {
-		// The promised date came: kept when nothing is overdue any more,
-		// else broken — either way the régua resumes.
-		kind := EvPromiseBroken
-		if c.Refresh(date, cal, dunning); !c.Header.IsDelinquent() {
-			kind = EvPromiseKept
+		// The promised date came: kept when the payments it counted reach
+		// its amount (or nothing is overdue any more), else broken; either
+		// way the régua resumes at the step it is owed. The promise's write
+		// is conditioned on it being open: a settlement that kept it
+		// meanwhile fails this write, and the re-read sees no hold.
+		p, err := arrangement.OpenPromise(ctx, r.db(t), c)
+		if err != nil {
+			return nil, err
 		}
-		w.events = append(w.events, c.NewEvent(0, kind, now, actor, map[string]any{"promiseDate": h.PromiseDate, "on": date.String()}))
-		h.Hold, h.PromiseDate = "", ""
+		c.Refresh(date, cal, dunning)
+		res, err := arrangement.Check(c, p, date, c.Header.IsDelinquent(), now, actor)
+		if err != nil {
+			return nil, err
+		}
+		w.events = append(w.events, res.Event)
+		w.writes = append(w.writes, res.Actions...)
 	}
 	if h.CreditCents > 0 {
 		for _, l := range c.ApplyCredit(date, cal) {
@@ -237,6 +249,9 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 	plan := c.Refresh(date, cal, dunning)
 	if due == policy.DueCheck || due == policy.BucketMove || due == policy.PromiseCheck {
 		w.out.executed = append(w.out.executed, due)
+	}
+	if h.Hold == regua.HoldDispute && isStep(due) {
+		return w, r.disputed(ctx, t, c, w, due, date, now)
 	}
 	if plan.Step == nil || plan.Date != date {
 		return w, nil
@@ -394,4 +409,44 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		err = r.save(ctx, db, c, now, []contract.Event{c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()})})
 		return changed(err), err
 	})
+}
+
+// isStep reports whether an agenda action is a régua step rather than one
+// the engine schedules itself.
+func isStep(action string) bool {
+	switch action {
+	case "", policy.DueCheck, policy.PromiseCheck, policy.BucketMove, policy.BureauRemoval:
+		return false
+	}
+	return true
+}
+
+// disputed records the régua step that came due on a disputed contract as
+// blocked: its contact goes to the gateway marked disputed, so the
+// evidence says DISPUTE, and a bureau report is never submitted (CDC art.
+// 43). The contract was already replanned without the step by Refresh.
+func (r *Runner) disputed(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, action string, date calendar.Date, now time.Time) error {
+	h := &c.Header
+	details := map[string]any{"action": action, "reason": string(contactlimit.ReasonDispute), "outcome": "PAUSED", "disputeId": h.HoldID}
+	if action != policy.BureauReport {
+		claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: channelOf(action), Template: action,
+			Action: action, At: now, Disputed: true, Actor: actor, AmountCents: h.OutstandingCents, DueDate: h.OldestOverdueDueDate}
+		a, err := r.d.Contacts.Claim(ctx, t, claim)
+		if err != nil {
+			return fmt.Errorf("claim contact: %w", err)
+		}
+		details["attemptId"], details["reason"] = a.AttemptID, string(a.Reason)
+		if a.Allowed {
+			// The gateway refuses every disputed claim; an allowed one would
+			// be a bug there, and is cancelled rather than sent.
+			if _, err := r.d.Contacts.Record(ctx, t, a, contactlimit.OutcomeFailed, "contract_disputed"); err != nil {
+				return err
+			}
+		}
+		w.out.blocked = a.Reason
+	} else {
+		w.out.blocked = contactlimit.ReasonDispute
+	}
+	w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
+	return nil
 }

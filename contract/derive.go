@@ -81,7 +81,7 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	case open == 0:
 		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
-		h.LastStep, h.LastStepAt, h.NoticeAt, h.Hold, h.PromiseDate = 0, "", "", "", ""
+		h.LastStep, h.LastStepAt, h.NoticeAt, h.Hold, h.PromiseDate, h.HoldID = 0, "", "", "", "", ""
 		h.owedRemoval(today)
 		return regua.Plan{}
 	}

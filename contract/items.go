@@ -87,9 +87,12 @@ type Header struct {
 	// bureau: a cure or settlement owes the removal (CDC art. 43).
 	ReportedAt string `dynamodbav:"reportedAt,omitempty"`
 	// Hold names what pauses or replaces the régua (regua.Hold*), "" when
-	// it runs; PromiseDate goes with a PROMISE hold.
+	// it runs; PromiseDate goes with a PROMISE hold. HoldID is the
+	// promise or dispute item behind the hold (its id under the contract),
+	// so the writer that ends the hold finds the item with one GetItem.
 	Hold             string `dynamodbav:"hold,omitempty"`
 	PromiseDate      string `dynamodbav:"promiseDate,omitempty"`
+	HoldID           string `dynamodbav:"holdId,omitempty"`
 	Shard            int    `dynamodbav:"shard"`
 	InstallmentCount int    `dynamodbav:"installmentCount"`
 	GSI1PK           string `dynamodbav:"GSI1PK,omitempty"`

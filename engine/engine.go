@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"lastro/agenda"
+	"lastro/arrangement"
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/idem"
@@ -79,7 +80,9 @@ type Engine struct {
 	Agenda     *agenda.Runner
 	Charges    *charges.Service
 	Settlement *settlement.Service
-	Sealer     pii.Sealer
+	// Arrangements are promises, disputes and write-off.
+	Arrangements *arrangement.Service
+	Sealer       pii.Sealer
 
 	db    DB
 	table string
@@ -134,6 +137,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
+	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
 	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
 	e.routes()
@@ -154,6 +158,7 @@ func (e *Engine) routes() {
 	e.Agenda.Routes(e.Web)
 	e.Charges.Routes(e.Web)
 	e.Settlement.Routes(e.Web)
+	e.Arrangements.Routes(e.Web)
 }
 
 // Ready reports whether the store answers for the table.

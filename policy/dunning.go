@@ -54,7 +54,23 @@ type Dunning struct {
 	StateWindows map[string]ContactWindow `json:"stateWindows,omitempty"`
 	// Templates are optional message texts per action (contacts.go).
 	Templates map[string]string `json:"templates,omitempty"`
-	CreatedAt string            `json:"createdAt,omitempty"`
+	// MaxBrokenPromises refuses a new promise on a contract that already
+	// broke this many (0: no limit); MaxPromiseDays is how far ahead a
+	// promised date may be (0: DefaultMaxPromiseDays).
+	MaxBrokenPromises int    `json:"maxBrokenPromises,omitempty"`
+	MaxPromiseDays    int    `json:"maxPromiseDays,omitempty"`
+	CreatedAt         string `json:"createdAt,omitempty"`
+}
+
+// DefaultMaxPromiseDays is the promise horizon of a policy that sets none.
+const DefaultMaxPromiseDays = 30
+
+// PromiseHorizon is how many days ahead a promised date may be.
+func (d *Dunning) PromiseHorizon() int {
+	if d.MaxPromiseDays > 0 {
+		return d.MaxPromiseDays
+	}
+	return DefaultMaxPromiseDays
 }
 
 // DefaultDunning is version 0: SMS on days 1 and 5, a call on day 15, an
@@ -76,6 +92,8 @@ type DunningInput struct {
 	BureauNoticeToReportDays int                      `json:"bureauNoticeToReportDays"`
 	StateWindows             map[string]ContactWindow `json:"stateWindows,omitempty"`
 	Templates                map[string]string        `json:"templates,omitempty"`
+	MaxBrokenPromises        int                      `json:"maxBrokenPromises,omitempty"`
+	MaxPromiseDays           int                      `json:"maxPromiseDays,omitempty"`
 }
 
 var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
@@ -125,11 +143,18 @@ func (in DunningInput) validate() (*Dunning, error) {
 		return nil, errs.E(errs.Rule, "bureau_report_without_notice",
 			"a BUREAU_REPORT step needs a BUREAU_NOTICE step at least bureauNoticeToReportDays before it")
 	}
+	if in.MaxBrokenPromises < 0 || in.MaxBrokenPromises > 100 {
+		return nil, errs.E(errs.Invalid, "invalid_max_broken_promises", "maxBrokenPromises must be 0-100 (0: no limit)")
+	}
+	if in.MaxPromiseDays < 0 || in.MaxPromiseDays > 365 {
+		return nil, errs.E(errs.Invalid, "invalid_max_promise_days", "maxPromiseDays must be 0-365 (0: the default horizon)")
+	}
 	if err := in.validateContacts(); err != nil {
 		return nil, err
 	}
 	return &Dunning{Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
-		BureauNoticeToReportDays: in.BureauNoticeToReportDays, StateWindows: in.StateWindows, Templates: in.Templates}, nil
+		BureauNoticeToReportDays: in.BureauNoticeToReportDays, StateWindows: in.StateWindows, Templates: in.Templates,
+		MaxBrokenPromises: in.MaxBrokenPromises, MaxPromiseDays: in.MaxPromiseDays}, nil
 }
 
 func (d *Dunning) sameRules(o *Dunning) bool {
@@ -137,6 +162,7 @@ func (d *Dunning) sameRules(o *Dunning) bool {
 	return slices.Equal(d.Steps, o.Steps) && eqw(d.ContactWindow.Weekdays, o.ContactWindow.Weekdays) &&
 		eqw(d.ContactWindow.Saturday, o.ContactWindow.Saturday) && eqw(d.ContactWindow.Sunday, o.ContactWindow.Sunday) &&
 		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays &&
+		d.MaxBrokenPromises == o.MaxBrokenPromises && d.MaxPromiseDays == o.MaxPromiseDays &&
 		sameContacts(d, o)
 }
 

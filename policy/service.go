@@ -70,6 +70,8 @@ type dunningItem struct {
 	BureauNoticeToReportDays int                      `dynamodbav:"bureauNoticeToReportDays"`
 	StateWindows             map[string]ContactWindow `dynamodbav:"stateWindows,omitempty"`
 	Templates                map[string]string        `dynamodbav:"templates,omitempty"`
+	MaxBrokenPromises        int                      `dynamodbav:"maxBrokenPromises,omitempty"`
+	MaxPromiseDays           int                      `dynamodbav:"maxPromiseDays,omitempty"`
 	CreatedAt                string                   `dynamodbav:"createdAt"`
 }
 
@@ -164,7 +166,8 @@ func (s *Service) Dunning(ctx context.Context, t *tenant.Tenant, v int) (*Dunnin
 	}
 	d := &Dunning{Version: it.Version, Name: sk, Steps: it.Steps, ContactWindow: it.ContactWindow,
 		MaxDailyContacts: it.MaxDailyContacts, BureauNoticeToReportDays: it.BureauNoticeToReportDays,
-		StateWindows: it.StateWindows, Templates: it.Templates, CreatedAt: it.CreatedAt}
+		StateWindows: it.StateWindows, Templates: it.Templates, MaxBrokenPromises: it.MaxBrokenPromises, MaxPromiseDays: it.MaxPromiseDays,
+		CreatedAt: it.CreatedAt}
 	s.remember(t.ID, sk, d)
 	return d, nil
 }
@@ -250,7 +253,8 @@ func (s *Service) PutDunning(ctx context.Context, t *tenant.Tenant, in DunningIn
 	v, created, err := s.publish(ctx, t, tenant.DunningPolicyKind, same, func(v int, now string) (kit.Item, error) {
 		return attributevalue.MarshalMap(dunningItem{PK: keys.Tenant(t.ID), SK: dunningName(v), Type: "DUNNING_POLICY", Version: v,
 			Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: d.MaxDailyContacts,
-			BureauNoticeToReportDays: d.BureauNoticeToReportDays, StateWindows: d.StateWindows, Templates: d.Templates, CreatedAt: now})
+			BureauNoticeToReportDays: d.BureauNoticeToReportDays, StateWindows: d.StateWindows, Templates: d.Templates,
+			MaxBrokenPromises: d.MaxBrokenPromises, MaxPromiseDays: d.MaxPromiseDays, CreatedAt: now})
 	})
 	if err != nil {
 		return nil, false, err

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"lastro/arrangement"
 	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
@@ -34,9 +35,9 @@ const (
 )
 
 // maxLines keeps a transaction within DynamoDB's 100 actions: the STL
-// item and the header, and per instalment touched its update and its
-// event (2 + 2k ≤ 100).
-const maxLines = 49
+// item and the header, per instalment touched its update and its event,
+// and an open promise's write and its PromiseKept event (2 + 2k + 2 ≤ 100).
+const maxLines = 48
 
 // Service applies settlements.
 type Service struct {
@@ -305,8 +306,24 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	if prev, err := time.Parse(time.RFC3339Nano, h.LastPaymentAt); err != nil || p.PaidAt.After(prev) {
 		h.LastPaymentAt = instant(p.PaidAt)
 	}
+	// The contract's open promise counts the payment in this transaction,
+	// conditioned on the promise still being open (ADR 0026).
+	promise, err := arrangement.OpenPromise(ctx, s.db(t), c)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := arrangement.OnPayment(c, promise, arrangement.Payment{SettlementID: p.SettlementID, PaidAt: p.PaidAt, PayDate: payDate,
+		AmountCents: p.AmountCents}, now)
+	if err != nil {
+		return nil, err
+	}
 	today := calendar.Today(now, t.Location)
-	c.RefreshAfterPayment(today, cal, dunning)
+	if kept.Kept {
+		// The PROMISE_CHECK entry must go: the whole plan is re-derived.
+		c.Refresh(today, cal, dunning)
+	} else {
+		c.RefreshAfterPayment(today, cal, dunning)
+	}
 	cured := before.OldestOverdueDueDate != "" && h.OldestOverdueDueDate == ""
 
 	pk := keys.Debtor(t.ID, lk.DebtorKey)
@@ -361,6 +378,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	for _, ev := range events {
 		actions = append(actions, kit.PutAction(ev, &notExists))
 	}
+	actions = append(actions, kept.Actions...)
 	return &write{stl: stl, actions: actions}, nil
 }
 

@@ -66,6 +66,7 @@ var Registry = []Prefix{
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
+	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
 	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
 	{"IN", SK, 1, "instalment", []string{"seq"}},
 	{"PROMISE", SK, 1, "payment promise", []string{"promiseId"}},
@@ -289,6 +290,14 @@ func Agreement(contractID, agreementID string) string {
 // Promise is the sort key of a payment promise.
 func Promise(contractID, promiseID string) string {
 	return join("CT", contractID, "PROMISE", promiseID)
+}
+
+// PromisesPrefix selects a contract's payment promises, oldest first.
+func PromisesPrefix(contractID string) string { return join("CT", contractID, "PROMISE") + Sep }
+
+// Dispute is the sort key of a debtor's dispute of a contract.
+func Dispute(contractID, disputeID string) string {
+	return join("CT", contractID, "DSP", disputeID)
 }
 
 // Contact is the sort key of a contact attempt: the debtor's civil date

@@ -57,6 +57,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, DebtorEvent(at, "e2"), "debtor-level audit event ts=2026-08-10T12:30:00.005Z eventId=e2"},
 		{SK, Agreement("C-1", "a1"), "contract contractId=C-1 / agreement agreementId=a1"},
 		{SK, Promise("C-1", "p1"), "contract contractId=C-1 / payment promise promiseId=p1"},
+		{SK, Dispute("C-1", "d1"), "contract contractId=C-1 / dispute disputeId=d1"},
 		{SK, Contact("2026-08-10", at, "x1"), "contact attempt localDate=2026-08-10 ts=2026-08-10T12:30:00.005Z attemptId=x1"},
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
