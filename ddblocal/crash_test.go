@@ -491,7 +491,16 @@ func crashScanAll(t *testing.T, c *dynamodb.Client, in *dynamodb.ScanInput) map[
 	out := map[string]map[string]types.AttributeValue{}
 	p := dynamodb.NewScanPaginator(c, in)
 	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
+		// A connection kept from before a kill can fail one read ("use of
+		// closed network connection"); the paginator retries the same page.
+		var page *dynamodb.ScanOutput
+		var err error
+		for try := 0; try < 3; try++ {
+			if page, err = p.NextPage(context.Background()); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatalf("scan: %v", err)
 		}

@@ -290,7 +290,17 @@ func visReadStream(t *testing.T, sc *dynamodbstreams.Client, arn string, typ sty
 	}
 	out := map[uint64]visRecord{}
 	for it != nil {
-		page, err := sc.GetRecords(context.Background(), &dynamodbstreams.GetRecordsInput{ShardIterator: it})
+		// A connection the client kept from before a kill can fail one
+		// read ("use of closed network connection"): the same iterator
+		// reads the same records again, so a failed call is retried.
+		var page *dynamodbstreams.GetRecordsOutput
+		var err error
+		for try := 0; try < 3; try++ {
+			if page, err = sc.GetRecords(context.Background(), &dynamodbstreams.GetRecordsInput{ShardIterator: it}); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatalf("get records: %v", err)
 		}
