@@ -27,6 +27,7 @@ import (
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/policy"
+	"lastro/portfolio"
 	"lastro/settlement"
 	"lastro/tenant"
 )
@@ -79,6 +80,7 @@ type Engine struct {
 	Agenda     *agenda.Runner
 	Charges    *charges.Service
 	Settlement *settlement.Service
+	Portfolio  *portfolio.Service
 	Sealer     pii.Sealer
 
 	db    DB
@@ -134,6 +136,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
+	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
 	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
 	e.routes()
@@ -154,6 +157,7 @@ func (e *Engine) routes() {
 	e.Agenda.Routes(e.Web)
 	e.Charges.Routes(e.Web)
 	e.Settlement.Routes(e.Web)
+	e.Portfolio.Routes(e.Web)
 }
 
 // Ready reports whether the store answers for the table.
