@@ -27,6 +27,7 @@ func (s *Service) Routes(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
+	s.resolveRoute(srv)
 }
 
 // webhookDoc documents the webhook body for OpenAPI.
