@@ -23,7 +23,11 @@ func (s *Service) Routes(srv *web.Server) {
 			"during a secret rotation's overlap the old secret verifies too). An address with too many failed signatures or unknown tenants gets 429 with Retry-After. " +
 			"Applies the payment exactly once: applied, already_applied (with the first outcome) or unmatched (recorded for reconciliation); 503 asks the provider to retry",
 		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
-		Response: Outcome{}}, s.webhook, s.tenants.LimitFailures("tenantId"))
+		Response: Outcome{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
+		Headers: []web.Header{
+			{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
+			{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
+		}}, s.webhook, s.tenants.LimitFailures("tenantId"))
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)

@@ -240,7 +240,7 @@ func (s *Service) resolveRoute(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/settlements/unmatched/:settlementId/resolve",
 		Summary: "Reconciliation: applies a suspended settlement to a charge exactly once (record, suspense entry and payment in one transaction); " +
 			"again to the same charge answers the first outcome; 409 when already applied or assigned to another charge",
-		Roles: []web.Role{web.Supervisor}, Request: resolveBody{ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8"}, Response: Resolution{}}, s.resolve)
+		Roles: []web.Role{web.Supervisor}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Request: resolveBody{ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8"}, Response: Resolution{}}, s.resolve)
 }
 
 func (s *Service) resolve(c echo.Context) error {
