@@ -131,3 +131,32 @@ func (s *Service) listUnmatched(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
+
+// resolveBody is the body of POST /v1/settlements/unmatched/{id}/resolve.
+type resolveBody struct {
+	ChargeID string `json:"chargeId"`
+}
+
+func (s *Service) resolveRoute(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/settlements/unmatched/:settlementId/resolve",
+		Summary: "Reconciliation: applies a suspended settlement to a charge exactly once (record, suspense entry and payment in one transaction); " +
+			"again to the same charge answers the first outcome; 409 when already applied or assigned to another charge",
+		Roles: []web.Role{web.Supervisor}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Request: resolveBody{ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8"}, Response: Resolution{}}, s.resolve)
+}
+
+func (s *Service) resolve(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in resolveBody
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	p, _ := web.PrincipalOf(c)
+	out, err := s.Resolve(c.Request().Context(), t, c.Param("settlementId"), in.ChargeID, Resolver{Role: string(p.Role), RequestID: web.RequestID(c)})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
