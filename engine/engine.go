@@ -28,6 +28,7 @@ import (
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/policy"
+	"lastro/portfolio"
 	"lastro/settlement"
 	"lastro/tenant"
 )
@@ -82,6 +83,7 @@ type Engine struct {
 	Settlement *settlement.Service
 	// Arrangements are promises, disputes and write-off.
 	Arrangements *arrangement.Service
+	Portfolio    *portfolio.Service
 	Sealer       pii.Sealer
 
 	db    DB
@@ -138,6 +140,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
+	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
 	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
 	e.routes()
@@ -159,6 +162,7 @@ func (e *Engine) routes() {
 	e.Charges.Routes(e.Web)
 	e.Settlement.Routes(e.Web)
 	e.Arrangements.Routes(e.Web)
+	e.Portfolio.Routes(e.Web)
 }
 
 // Ready reports whether the store answers for the table.

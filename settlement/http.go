@@ -23,10 +23,15 @@ func (s *Service) Routes(srv *web.Server) {
 			"during a secret rotation's overlap the old secret verifies too). An address with too many failed signatures or unknown tenants gets 429 with Retry-After. " +
 			"Applies the payment exactly once: applied, already_applied (with the first outcome) or unmatched (recorded for reconciliation); 503 asks the provider to retry",
 		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
-		Response: Outcome{}}, s.webhook, s.tenants.LimitFailures("tenantId"))
+		Response: Outcome{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
+		Headers: []web.Header{
+			{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
+			{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
+		}}, s.webhook, s.tenants.LimitFailures("tenantId"))
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
+	s.resolveRoute(srv)
 }
 
 // webhookDoc documents the webhook body for OpenAPI.
@@ -121,6 +126,35 @@ func (s *Service) listUnmatched(c echo.Context) error {
 		return err
 	}
 	out, err := s.ListUnmatched(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// resolveBody is the body of POST /v1/settlements/unmatched/{id}/resolve.
+type resolveBody struct {
+	ChargeID string `json:"chargeId"`
+}
+
+func (s *Service) resolveRoute(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/settlements/unmatched/:settlementId/resolve",
+		Summary: "Reconciliation: applies a suspended settlement to a charge exactly once (record, suspense entry and payment in one transaction); " +
+			"again to the same charge answers the first outcome; 409 when already applied or assigned to another charge",
+		Roles: []web.Role{web.Supervisor}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Request: resolveBody{ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8"}, Response: Resolution{}}, s.resolve)
+}
+
+func (s *Service) resolve(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in resolveBody
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	p, _ := web.PrincipalOf(c)
+	out, err := s.Resolve(c.Request().Context(), t, c.Param("settlementId"), in.ChargeID, Resolver{Role: string(p.Role), RequestID: web.RequestID(c)})
 	if err != nil {
 		return err
 	}

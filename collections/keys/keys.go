@@ -64,6 +64,7 @@ var Registry = []Prefix{
 	{"UNM", SK, 0, "unmatched settlement (suspense entry)", []string{"ts", "settlementId"}},
 	{"TN", SK, 0, "directory entry of a tenant", []string{"tenantId"}},
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
+	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -332,6 +333,11 @@ func RunsOn(date string) string { return join("RUN", date) + Sep }
 
 // Bucket is the GSI2 partition of a delinquency bucket.
 func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }
+
+// BucketSummary is the sort key, in the tenant's partition, of one
+// bucket's counters (contracts and balance): kept by the stream consumer,
+// never computed by reading the bucket (ADR 0028).
+func BucketSummary(bucket string) string { return join("BSUM", bucket) }
 
 // Profiles is the GSI3 partition listing a tenant's debtors.
 func Profiles(t string) string { return join("T", t, "PROFILES") }

@@ -33,6 +33,10 @@ type Query struct {
 	// read units, but are not sent. For skipping a few kinds of items
 	// inside a key range, never instead of a key condition.
 	Filter *expression.ConditionBuilder
+	// Tag is mixed into the cursor's binding: a query with a Filter names
+	// the filter's parameters here, so a cursor issued for one filter is
+	// refused for another (the filter itself is not comparable).
+	Tag string
 }
 
 // Sort is a condition on a string sort key.
@@ -106,6 +110,10 @@ func (q Query) keyCondition() (expression.KeyConditionBuilder, error) {
 func (t *Tenant) binding(q Query) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t", t.id, q.Index, q.Partition, q.Descending)
+	if q.Tag != "" {
+		// Only when set, so the cursors of untagged queries stay valid.
+		fmt.Fprintf(&b, "\x00tag\x00%s", q.Tag)
+	}
 	if q.Sort != nil {
 		fmt.Fprintf(&b, "\x00%s", q.Sort.Op)
 		for _, v := range q.Sort.Values {

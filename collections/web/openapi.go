@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,68 @@ type Doc struct {
 	Status       int    // success status; default 200
 	Idempotent   bool   // accepts an Idempotency-Key header
 	Query        []string
+	// OperationID names the operation; "" derives it from the method and
+	// the path (OperationID), which is unique because routes are.
+	OperationID string
+	// Headers are request headers the route reads (a webhook's signature).
+	Headers []Header
+	// Errors are the 4xx statuses the route answers besides those every
+	// route of its kind may (see errorStatuses).
+	Errors []int
+}
+
+// Header documents one request header.
+type Header struct {
+	Name, Description string
+	Required          bool
+}
+
+// OperationID derives an operation id from a method and an echo path:
+// the method in lower case, then each literal segment in title case and
+// each parameter as By<Param>, the version segment left out
+// (GET /v1/debtors/:debtorKey → getDebtorsByDebtorKey).
+func OperationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(path, "/") {
+		switch {
+		case seg == "" || seg == "v1":
+			continue
+		case strings.HasPrefix(seg, ":"):
+			b.WriteString("By")
+			seg = seg[1:]
+		}
+		for _, word := range strings.FieldsFunc(seg, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+	}
+	return b.String()
+}
+
+// errorStatuses are the 4xx answers of a route: 400 for any (a bad query,
+// path or body), 401 and 403 for one behind an API key, 404 for one with
+// path parameters, 413 for one with a body, then the route's own.
+func errorStatuses(d Doc, params []string) []int {
+	out := []int{http.StatusBadRequest}
+	if !d.Public {
+		out = append(out, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	if len(params) > 0 {
+		out = append(out, http.StatusNotFound)
+	}
+	if d.Request != nil {
+		out = append(out, http.StatusRequestEntityTooLarge)
+	}
+	if d.Idempotent {
+		out = append(out, http.StatusConflict, http.StatusUnprocessableEntity)
+	}
+	for _, st := range d.Errors {
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 type openAPI struct {
@@ -93,19 +156,28 @@ func (s *Server) Document() map[string]any {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		op := map[string]any{
-			"summary": d.Summary,
-			"responses": map[string]any{
-				itoa(status): response("Success", d.Response),
-				"default":    map[string]any{"description": "Error", "content": jsonContent(map[string]any{"$ref": "#/components/schemas/Error"})},
-			},
+		responses := map[string]any{
+			itoa(status): response("Success", d.Response),
+			"default":    errorResponse("Error"),
 		}
+		for _, st := range errorStatuses(d, params) {
+			responses[itoa(st)] = errorResponse(http.StatusText(st))
+		}
+		id := d.OperationID
+		if id == "" {
+			id = OperationID(d.Method, d.Path)
+		}
+		op := map[string]any{"operationId": id, "summary": d.Summary, "responses": responses}
 		var ps []map[string]any
 		for _, name := range params {
 			ps = append(ps, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 		}
 		for _, name := range d.Query {
 			ps = append(ps, map[string]any{"name": name, "in": "query", "schema": map[string]any{"type": "string"}})
+		}
+		for _, h := range d.Headers {
+			ps = append(ps, map[string]any{"name": h.Name, "in": "header", "required": h.Required, "description": h.Description,
+				"schema": map[string]any{"type": "string"}})
 		}
 		if d.Idempotent {
 			ps = append(ps, map[string]any{"name": "Idempotency-Key", "in": "header", "schema": map[string]any{"type": "string", "maxLength": 128}})
@@ -137,9 +209,11 @@ func (s *Server) Document() map[string]any {
 		ordered[k] = paths[k]
 	}
 	return map[string]any{
-		"openapi":  "3.1.0",
-		"info":     map[string]any{"title": o.title, "version": o.version},
-		"paths":    ordered,
+		"openapi": "3.1.0",
+		"info":    map[string]any{"title": o.title, "version": o.version},
+		"paths":   ordered,
+		// Relative: the document is served by the engine it describes.
+		"servers":  []any{map[string]any{"url": "/", "description": "this engine"}},
 		"security": []any{map[string]any{"apiKey": []any{}}},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"apiKey": map[string]any{"type": "http", "scheme": "bearer"}},
@@ -160,6 +234,10 @@ func response(desc string, example any) map[string]any {
 		r["content"] = jsonContent(schemaOf(example))
 	}
 	return r
+}
+
+func errorResponse(desc string) map[string]any {
+	return map[string]any{"description": desc, "content": jsonContent(map[string]any{"$ref": "#/components/schemas/Error"})}
 }
 
 func jsonContent(schema any) map[string]any {
