@@ -86,7 +86,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.db = db
-	for _, step := range []func() error{s.load, s.loadTokens, s.recoverBackups, s.resumeBackfills, s.startServices} {
+	for _, step := range []func() error{s.loadFormat, s.load, s.loadTokens, s.recoverBackups, s.resumeBackfills, s.startServices} {
 		if err := step(); err != nil {
 			s.stopServices()
 			db.Close()
