@@ -1,6 +1,7 @@
 package ddblocal
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestBackfillAfterDeleteTable(t *testing.T) {
 	mustCall(t, s, "DeleteTable", `{"TableName":"race"}`)
 	mustCall(t, s, "CreateTable", raceTablePlain)
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"b"}}}`)
-	if err := s.backfill(old, ix.ID); err != nil {
+	if err := s.backfill(context.Background(), old, ix.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

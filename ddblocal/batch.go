@@ -278,11 +278,11 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 	}
 	sort.Slice(todo, func(i, j int) bool { return string(todo[i].skey) < string(todo[j].skey) })
 	for _, o := range todo {
-		s.locks.acquire(string(o.skey), false)
+		s.db.Locks.Acquire(string(o.skey), false)
 	}
 	defer func() {
 		for _, o := range todo {
-			s.locks.release(string(o.skey))
+			s.db.Locks.Release(string(o.skey))
 		}
 	}()
 	usages := map[string]*usage{}

@@ -1,7 +1,7 @@
 package ddblocal
 
 import (
-	"encoding/binary"
+	"lastro/ddblocal/internal/storage"
 	"sync/atomic"
 	"time"
 
@@ -113,74 +113,13 @@ func (d *tableDef) isTableKey(name string) bool {
 	return name == d.Hash.Name || (d.Range.Name != "" && name == d.Range.Name)
 }
 
-// Storage key layout (all in one Pebble keyspace):
-//
-//	0x00 'T' <table name>                      table definition (JSON)
-//	0x00 'N'                                   next table ID
-//	0x00 'Q'                                   stream sequence numbers reserved up to (u64, streams.go)
-//	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
-//	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
-//	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON, ondemand.go)
-//	0x00 'K' <client request token>            transaction token: request hash, Unix ms, response JSON (tokens.go)
-//	0x01 <tableID u32> <indexID u16> <hash u32> <enc(hash key)> [enc(range key)] [base key, for indexes]
-//	0x02 <tableID u32> <sequence number u64>   stream record: created at, Unix ms (u64), then its JSON
-//	0x03 <backupID u32> <hash u32> <enc(hash key)> [enc(range key)]   backed-up item (binary)
-//
-// Index 0 is the base table. The 32-bit hash of the encoded partition key
-// comes first so that a Scan visits partitions in hash order (as DynamoDB
-// does) and parallel Scan segments are contiguous key ranges. Stream
-// records are written in the batch of the change they describe (see
-// streams.go) and outlive their table's data for the 24 hours a stream
-// stays readable.
-const (
-	prefixMeta   byte = 0x00
-	prefixData   byte = 0x01
-	prefixStream byte = 0x02
-)
-
-func metaTableKey(name string) []byte { return append([]byte{prefixMeta, 'T'}, name...) }
-
-var metaNextIDKey = []byte{prefixMeta, 'N'}
-
-// spaceKey returns the prefix of one table index's key space.
-func spaceKey(tableID uint32, indexID uint16) []byte {
-	b := make([]byte, 0, 64)
-	b = append(b, prefixData)
-	b = binary.BigEndian.AppendUint32(b, tableID)
-	return binary.BigEndian.AppendUint16(b, indexID)
-}
-
-// tableSpan returns the key range holding every index of a table.
-func tableSpan(tableID uint32) (lo, hi []byte) {
-	lo = append([]byte{prefixData}, binary.BigEndian.AppendUint32(nil, tableID)...)
-	hi = append([]byte{prefixData}, binary.BigEndian.AppendUint32(nil, tableID+1)...)
-	return lo, hi
-}
-
-// partitionHash is FNV-1a over the encoded partition key.
-func partitionHash(enc []byte) uint32 {
-	h := uint32(2166136261)
-	for _, c := range enc {
-		h ^= uint32(c)
-		h *= 16777619
-	}
-	return h
-}
-
-// appendPartition appends hash and encoding of a partition key value.
-func appendPartition(b []byte, v *av.Value) []byte {
-	start := len(b)
-	b = append(b, 0, 0, 0, 0)
-	b = av.AppendKey(b, v)
-	binary.BigEndian.PutUint32(b[start:], partitionHash(b[start+4:]))
-	return b
-}
+// The key layout is storage.keys.go; these build the keys of items.
 
 // baseKey returns the storage key of an item of the base table. The item
 // must hold the key attributes.
 func (d *tableDef) baseKey(it av.Item) []byte {
-	b := spaceKey(d.ID, 0)
-	b = appendPartition(b, it[d.Hash.Name])
+	b := storage.SpaceKey(d.ID, 0)
+	b = storage.AppendPartition(b, it[d.Hash.Name])
 	if d.Range.Name != "" {
 		b = av.AppendKey(b, it[d.Range.Name])
 	}
@@ -218,8 +157,8 @@ func (ix *indexDef) inIndex(it av.Item) bool {
 
 // entryKey returns the storage key of an item's entry in an index.
 func (d *tableDef) entryKey(ix *indexDef, it av.Item) []byte {
-	b := spaceKey(d.ID, ix.ID)
-	b = appendPartition(b, it[ix.Hash.Name])
+	b := storage.SpaceKey(d.ID, ix.ID)
+	b = storage.AppendPartition(b, it[ix.Hash.Name])
 	if ix.Range.Name != "" {
 		b = av.AppendKey(b, it[ix.Range.Name])
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"lastro/ddblocal/internal/storage"
 	"sort"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/uuid"
 )
 
@@ -23,16 +23,9 @@ func (s *Store) persistDef(d *tableDef) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.Set(metaTableKey(d.Name), raw, nil)
-	b.Set(metaNextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID), nil)
-	return b.Commit(s.writeOpts())
-}
-
-func (s *Store) writeOpts() *pebble.WriteOptions {
-	if s.sync {
-		return pebble.Sync
-	}
-	return pebble.NoSync
+	b.Set(storage.TableKey(d.Name), raw)
+	b.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID))
+	return b.Commit()
 }
 
 // tableBeingDeleted is DynamoDB's refusal of a table name still DELETING.
@@ -185,16 +178,16 @@ func (s *Store) deleteTable(ctx context.Context, body []byte) (any, error) {
 	// Writers that looked the table up before may still be committing:
 	// those past this barrier are refused, those before it are covered by
 	// the DeleteRange below.
-	s.commit.Lock()
+	s.db.Lock()
 	t.dropped.Store(true)
-	s.commit.Unlock()
+	s.db.Unlock()
 	desc := s.describeDef(t, d, descOpts{status: "DELETING", deleted: true})
-	lo, hi := tableSpan(d.ID)
+	lo, hi := storage.TableSpan(d.ID)
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.Delete(metaTableKey(d.Name), nil)
-	b.DeleteRange(lo, hi, nil)
-	if err := b.Commit(s.writeOpts()); err != nil {
+	b.Delete(storage.TableKey(d.Name))
+	b.DeleteRange(lo, hi)
+	if err := b.Commit(); err != nil {
 		return nil, err
 	}
 	// The table's stream is disabled but stays readable for 24 hours.

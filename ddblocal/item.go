@@ -15,8 +15,8 @@ import (
 func (s *Store) mutate(t *table, key av.Item, decide func(d *tableDef, old av.Item) (av.Item, error)) (d *tableDef, old, new av.Item, err error) {
 	d = t.def.Load()
 	skey := d.baseKey(key)
-	s.locks.acquire(string(skey), false)
-	defer s.locks.release(string(skey))
+	s.db.Locks.Acquire(string(skey), false)
+	defer s.db.Locks.Release(string(skey))
 	d = t.def.Load()
 	if old, err = s.get(skey); err != nil {
 		return d, nil, nil, err

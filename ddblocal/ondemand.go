@@ -7,11 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"lastro/ddblocal/internal/storage"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -36,14 +35,9 @@ import (
 // discarded at the next Open (its descriptor still says CREATING).
 
 const (
-	prefixBackup byte = 0x03
-
 	backupCreating  = "CREATING"
 	backupAvailable = "AVAILABLE"
 	backupDeleted   = "DELETED"
-
-	// backupChunk bounds the batches a backup copy or a restore commits.
-	backupChunk = 4 << 20
 )
 
 // backupDesc is a backup's descriptor.
@@ -57,15 +51,6 @@ type backupDesc struct {
 	Bytes   int64     `json:"bytes"`
 	// Table is the source table's definition at the time of the backup.
 	Table tableDef `json:"table"`
-}
-
-func metaBackupKey(arn string) []byte { return append([]byte{prefixMeta, 'B'}, arn...) }
-
-// backupSpan returns the key range of a backup's items.
-func backupSpan(id uint32) (lo, hi []byte) {
-	lo = binary.BigEndian.AppendUint32([]byte{prefixBackup}, id)
-	hi = binary.BigEndian.AppendUint32([]byte{prefixBackup}, id+1)
-	return lo, hi
 }
 
 type createBackupInput struct {
@@ -123,7 +108,7 @@ func (s *Store) createBackup(ctx context.Context, body []byte) (any, error) {
 	if err := s.startBackup(b); err != nil {
 		return nil, err
 	}
-	if err := s.copyBackup(t, b); err != nil {
+	if err := s.copyBackup(ctx, t, b); err != nil {
 		// Leave nothing behind: neither the descriptor nor a partial copy.
 		if derr := s.dropBackup(b); derr != nil {
 			s.log.Error("discard failed backup", "backup", b.ARN, "err", derr)
@@ -148,14 +133,14 @@ func (s *Store) startBackup(b *backupDesc) error {
 	}
 	batch := s.db.NewBatch()
 	defer batch.Close()
-	batch.Set(metaBackupKey(b.ARN), raw, nil)
-	batch.Set(metaNextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID), nil)
-	return batch.Commit(s.writeOpts())
+	batch.Set(storage.BackupKey(b.ARN), raw)
+	batch.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID))
+	return batch.Commit()
 }
 
 // copyBackup copies t's items, as of now, into b's key space and marks b
 // AVAILABLE.
-func (s *Store) copyBackup(t *table, b *backupDesc) error {
+func (s *Store) copyBackup(ctx context.Context, t *table, b *backupDesc) error {
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
 	// DeleteTable marks the table before deleting its data: unmarked after
@@ -163,33 +148,19 @@ func (s *Store) copyBackup(t *table, b *backupDesc) error {
 	if t.dropped.Load() {
 		return tableNotFoundForBackups(b.Table.Name)
 	}
-	src := spaceKey(b.Table.ID, 0)
-	iter, err := snap.NewIter(&pebble.IterOptions{LowerBound: src, UpperBound: spaceKey(b.Table.ID, 1)})
-	if err != nil {
-		return err
-	}
-	defer iter.Close()
-	dst, _ := backupSpan(b.ID)
-	batch := s.db.NewBatch()
-	defer func() { batch.Close() }()
-	for iter.First(); iter.Valid(); iter.Next() {
-		it, err := av.DecodeItem(iter.Value())
+	lo, hi := storage.SpaceKey(b.Table.ID, 0), storage.SpaceKey(b.Table.ID, 1)
+	dst, _ := storage.BackupSpan(b.ID)
+	err := s.db.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, key, value []byte) error {
+		it, err := av.DecodeItem(value)
 		if err != nil {
 			return fmt.Errorf("ddblocal: backup of %s: %w", b.Table.Name, err)
 		}
 		b.Items++
 		b.Bytes += int64(av.ItemSize(it))
-		key := append(slices.Clip(dst), iter.Key()[len(src):]...)
-		batch.Set(key, iter.Value(), nil)
-		if batch.Len() >= backupChunk {
-			if err := batch.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			batch.Close()
-			batch = s.db.NewBatch()
-		}
-	}
-	if err := iter.Error(); err != nil {
+		batch.Set(append(slices.Clip(dst), storage.DataKeySuffix(key)...), value)
+		return nil
+	}, nil)
+	if err != nil {
 		return err
 	}
 	b.Status = backupAvailable
@@ -197,30 +168,29 @@ func (s *Store) copyBackup(t *table, b *backupDesc) error {
 	if err != nil {
 		return err
 	}
-	batch.Set(metaBackupKey(b.ARN), raw, nil)
-	return batch.Commit(s.writeOpts())
+	// Synced: the copy's unsynced chunks precede it in the log.
+	return s.db.Set(storage.BackupKey(b.ARN), raw)
 }
 
 // dropBackup deletes a backup's descriptor and items.
 func (s *Store) dropBackup(b *backupDesc) error {
-	lo, hi := backupSpan(b.ID)
+	lo, hi := storage.BackupSpan(b.ID)
 	batch := s.db.NewBatch()
 	defer batch.Close()
-	batch.Delete(metaBackupKey(b.ARN), nil)
-	batch.DeleteRange(lo, hi, nil)
-	return batch.Commit(s.writeOpts())
+	batch.Delete(storage.BackupKey(b.ARN))
+	batch.DeleteRange(lo, hi)
+	return batch.Commit()
 }
 
 // loadBackup reads a backup's descriptor; nil when there is none.
 func (s *Store) loadBackup(arn string) (*backupDesc, error) {
-	raw, closer, err := s.db.Get(metaBackupKey(arn))
-	if errors.Is(err, pebble.ErrNotFound) {
+	raw, err := s.db.Get(storage.BackupKey(arn))
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer closer.Close()
 	var b backupDesc
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, fmt.Errorf("ddblocal: backup descriptor %s: %w", arn, err)
@@ -378,7 +348,7 @@ func (s *Store) backupDescription(b *backupDesc) map[string]any {
 
 // backups lists every backup descriptor, oldest first.
 func (s *Store) backups() ([]*backupDesc, error) {
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'B'}, UpperBound: []byte{prefixMeta, 'C'}})
+	iter, err := s.db.NewIter(storage.BackupDescSpan())
 	if err != nil {
 		return nil, err
 	}

@@ -323,12 +323,12 @@ func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Valu
 		seen[string(g.skey)] = true
 		gets[i] = g
 	}
-	v := s.vis.acquire()
-	defer v.release()
+	v := s.db.Acquire()
+	defer v.Release()
 	usages := tableUsages{tx: true}
 	responses := make([]map[string]any, len(gets))
 	for i, g := range gets {
-		it, err := getFrom(v.r, g.skey)
+		it, err := getFrom(v, g.skey)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"lastro/ddblocal/internal/storage"
 	"slices"
 	"strings"
 
@@ -404,14 +405,14 @@ func (s *Store) runSelect(q *pqSelect, limit int, tok *pqToken) (*pqPage, error)
 		plan := &readPlan{t: q.t, d: q.d, ix: q.ix, filter: q.filter, consistent: q.consistent,
 			limit: remaining, reverse: q.reverse, fetchBase: q.fetchBase}
 		if q.parts == nil {
-			plan.lo, plan.hi = spaceKey(q.d.ID, id), spaceKey(q.d.ID, id+1)
+			plan.lo, plan.hi = storage.SpaceKey(q.d.ID, id), storage.SpaceKey(q.d.ID, id+1)
 		} else {
 			hv := q.parts[p]
 			if hv.T != q.hash.Type || checkKeyValue(q.hash.Name, hv, false) != nil {
 				continue // no item can have this key
 			}
 			kc := &expr.KeyCondition{HashValue: hv, RangeOp: q.rangeOp, RangeValues: q.rangeVals}
-			plan.lo, plan.hi = sortRange(appendPartition(spaceKey(q.d.ID, id), hv), kc)
+			plan.lo, plan.hi = sortRange(storage.AppendPartition(storage.SpaceKey(q.d.ID, id), hv), kc)
 		}
 		if p == start && esk != nil {
 			k, err := keyFromWire(esk)

@@ -6,8 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-
-	"github.com/cockroachdb/pebble/v2"
+	"lastro/ddblocal/internal/storage"
 
 	"lastro/ddblocal/internal/av"
 	"lastro/ddblocal/internal/expr"
@@ -57,25 +56,13 @@ type readPlan struct {
 	segment, segments int64
 }
 
-// prefixEnd returns the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xFF {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
-
 // run executes a plan and builds the page.
 func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 	// One view for the walk and for the items an LSI read fetches from
 	// the table: both come from the same moment.
-	v := s.vis.acquire()
-	defer v.release()
-	iter, err := v.r.NewIter(&pebble.IterOptions{LowerBound: p.lo, UpperBound: p.hi})
+	v := s.db.Acquire()
+	defer v.Release()
+	iter, err := v.NewIter(p.lo, p.hi)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +93,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 		last = it
 		entry := it
 		if p.fetchBase {
-			full, err := getFrom(v.r, p.d.baseKey(it))
+			full, err := getFrom(v, p.d.baseKey(it))
 			if err != nil {
 				return nil, err
 			}
@@ -159,7 +146,7 @@ func (s *Store) run(p *readPlan, returnCapacity string) (*pageOutput, error) {
 	return out, nil
 }
 
-func step(iter *pebble.Iterator, reverse bool) bool {
+func step(iter *storage.Iter, reverse bool) bool {
 	if reverse {
 		return iter.Prev()
 	}
@@ -421,7 +408,7 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if ix != nil {
 		id = ix.ID
 	}
-	part := appendPartition(spaceKey(d.ID, id), kc.HashValue)
+	part := storage.AppendPartition(storage.SpaceKey(d.ID, id), kc.HashValue)
 	p.lo, p.hi = sortRange(part, kc)
 	if err := p.startAfter(esk); err != nil {
 		return nil, err
@@ -442,25 +429,25 @@ func startKeyFromWire(w av.WireItem) (av.Item, error) {
 
 // sortRange turns a sort key condition into a key range within a partition.
 func sortRange(part []byte, kc *expr.KeyCondition) (lo, hi []byte) {
-	lo, hi = part, prefixEnd(part)
+	lo, hi = part, storage.PrefixEnd(part)
 	at := func(v *av.Value) []byte { return av.AppendKey(bytes.Clone(part), v) }
 	switch kc.RangeOp {
 	case "EQ":
 		k := at(kc.RangeValues[0])
-		return k, prefixEnd(k)
+		return k, storage.PrefixEnd(k)
 	case "LT":
 		return lo, at(kc.RangeValues[0])
 	case "LE":
-		return lo, prefixEnd(at(kc.RangeValues[0]))
+		return lo, storage.PrefixEnd(at(kc.RangeValues[0]))
 	case "GT":
-		return prefixEnd(at(kc.RangeValues[0])), hi
+		return storage.PrefixEnd(at(kc.RangeValues[0])), hi
 	case "GE":
 		return at(kc.RangeValues[0]), hi
 	case "BETWEEN":
-		return at(kc.RangeValues[0]), prefixEnd(at(kc.RangeValues[1]))
+		return at(kc.RangeValues[0]), storage.PrefixEnd(at(kc.RangeValues[1]))
 	case "BEGINS_WITH":
 		k := av.AppendKeyPrefix(bytes.Clone(part), kc.RangeValues[0])
-		return k, prefixEnd(k)
+		return k, storage.PrefixEnd(k)
 	}
 	return lo, hi
 }
@@ -579,8 +566,8 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	if ix != nil {
 		id = ix.ID
 	}
-	space := spaceKey(d.ID, id)
-	p.lo, p.hi = space, spaceKey(d.ID, id+1)
+	space := storage.SpaceKey(d.ID, id)
+	p.lo, p.hi = space, storage.SpaceKey(d.ID, id+1)
 	if in.Segment != nil {
 		seg, total := uint64(*in.Segment), uint64(*in.TotalSegments)
 		p.segment, p.segments = int64(seg), int64(total)

@@ -10,10 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"lastro/ddblocal/internal/storage"
 	"sync"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -98,7 +97,7 @@ func sItem(kv ...string) av.Item {
 // spaceEntries counts the stored keys of one table index.
 func spaceEntries(t *testing.T, s *Store, tableID uint32, indexID uint16) int {
 	t.Helper()
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: spaceKey(tableID, indexID), UpperBound: spaceKey(tableID, indexID+1)})
+	iter, err := s.db.NewIter(storage.SpaceKey(tableID, indexID), storage.SpaceKey(tableID, indexID+1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +175,8 @@ func TestWriteRacingDeleteTable(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Type != "ResourceNotFoundException" {
 		t.Fatalf("write to a deleted table: %v, want ResourceNotFoundException", err)
 	}
-	lo, hi := tableSpan(d.ID)
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	lo, hi := storage.TableSpan(d.ID)
+	iter, err := s.db.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +207,8 @@ func TestCommitLockReleasedOnPanic(t *testing.T) {
 		}()
 		s.write([]*change{{t: tb, def: d, key: d.baseKey(it), new: it}})
 	}()
-	if !s.commit.TryLock() {
+	if !s.db.TryLock() {
 		t.Fatal("commit lock still held after a panic")
 	}
-	s.commit.Unlock()
+	s.db.Unlock()
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"lastro/ddblocal/internal/storage"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/uuid"
 
 	"lastro/ddblocal/internal/av"
@@ -103,13 +103,13 @@ func (s *Store) restoreTableFromBackup(ctx context.Context, body []byte) (any, e
 		return nil, err
 	}
 	t.def.Store(d)
-	if err := s.fillRestore(snap, b, t); err != nil {
+	if err := s.fillRestore(ctx, snap, b, t); err != nil {
 		s.discardRestore(d.ID)
 		return nil, err
 	}
 	// The restored items are read through the durable view: publish them
 	// before the table appears.
-	if err := s.settle(); err != nil {
+	if err := s.db.Settle(); err != nil {
 		s.discardRestore(d.ID)
 		return nil, err
 	}
@@ -263,27 +263,24 @@ func (s *Store) allocateRestore(d *tableDef) error {
 	s.nextID++
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.Set(metaNextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID), nil)
-	return b.Commit(s.writeOpts())
+	b.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.nextID))
+	return b.Commit()
 }
 
 // fillRestore writes the backup's items, with their index entries, into
 // the new table t and counts them.
-func (s *Store) fillRestore(snap *pebble.Snapshot, b *backupDesc, t *table) error {
+func (s *Store) fillRestore(ctx context.Context, snap *storage.Snapshot, b *backupDesc, t *table) error {
 	d := t.def.Load()
-	lo, hi := backupSpan(b.ID)
-	iter, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer iter.Close()
-	batch := s.db.NewBatch()
-	defer func() { batch.Close() }()
+	lo, hi := storage.BackupSpan(b.ID)
 	var deltas []counterDelta
-	flush := func() error {
-		if err := batch.Commit(pebble.NoSync); err != nil {
-			return err
+	return s.db.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, _, value []byte) error {
+		it, err := av.DecodeItem(value)
+		if err != nil {
+			return fmt.Errorf("ddblocal: restore of %s: %w", b.ARN, err)
 		}
+		s.stage(batch, &change{t: t, def: d, key: d.baseKey(it), new: it}, &deltas)
+		return nil
+	}, func() {
 		for _, dl := range deltas {
 			if dl.id == 0 {
 				t.items.Add(dl.items)
@@ -294,32 +291,13 @@ func (s *Store) fillRestore(snap *pebble.Snapshot, b *backupDesc, t *table) erro
 			}
 		}
 		deltas = deltas[:0]
-		batch.Close()
-		batch = s.db.NewBatch()
-		return nil
-	}
-	for iter.First(); iter.Valid(); iter.Next() {
-		it, err := av.DecodeItem(iter.Value())
-		if err != nil {
-			return fmt.Errorf("ddblocal: restore of %s: %w", b.ARN, err)
-		}
-		s.stage(batch, &change{t: t, def: d, key: d.baseKey(it), new: it}, &deltas)
-		if batch.Len() >= backupChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := iter.Error(); err != nil {
-		return err
-	}
-	return flush()
+	})
 }
 
 // discardRestore deletes what a failed restore wrote.
 func (s *Store) discardRestore(id uint32) {
-	lo, hi := tableSpan(id)
-	if err := s.db.DeleteRange(lo, hi, s.writeOpts()); err != nil {
+	lo, hi := storage.TableSpan(id)
+	if err := s.db.DeleteRange(lo, hi); err != nil {
 		s.log.Error("discard failed restore", "table", id, "err", err)
 	}
 }
@@ -343,7 +321,7 @@ func (s *Store) recoverBackups() error {
 	for _, t := range s.tables {
 		known[t.def.Load().ID] = true
 	}
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixData}, UpperBound: []byte{prefixData + 1}})
+	iter, err := s.db.NewIter(storage.DataSpan())
 	if err != nil {
 		return err
 	}
@@ -354,22 +332,22 @@ func (s *Store) recoverBackups() error {
 			iter.Next()
 			continue
 		}
-		id := binary.BigEndian.Uint32(k[1:5])
+		id, _ := storage.DataKeyTable(k)
 		if !known[id] {
 			orphans = append(orphans, id)
 		}
 		if id == ^uint32(0) {
 			break
 		}
-		_, next := tableSpan(id)
+		_, next := storage.TableSpan(id)
 		iter.SeekGE(next)
 	}
 	if err := errors.Join(iter.Error(), iter.Close()); err != nil {
 		return err
 	}
 	for _, id := range orphans {
-		lo, hi := tableSpan(id)
-		if err := s.db.DeleteRange(lo, hi, s.writeOpts()); err != nil {
+		lo, hi := storage.TableSpan(id)
+		if err := s.db.DeleteRange(lo, hi); err != nil {
 			return fmt.Errorf("ddblocal: discard interrupted restore: %w", err)
 		}
 	}

@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/storage"
 )
 
 // Options configure a Store.
@@ -43,22 +40,18 @@ type Options struct {
 // Store is an embedded DynamoDB-compatible database. It is safe for
 // concurrent use; serve it with Handler.
 type Store struct {
-	db     *pebble.DB
-	sync   bool
+	// db is the storage engine: its commit pipeline orders commits
+	// (stream sequence numbers follow it) and publishes them to readers
+	// once durable; its Locks are the item locks.
+	db     *storage.DB
 	opts   Options
 	log    *slog.Logger
 	now    func() time.Time
-	locks  lockTable
 	faults faults
 	tokens tokenCache
 	meter  meter
-	commit sync.Mutex // orders commits (stream sequence numbers follow it)
-	// applied counts the commits applied so far (guarded by commit); vis
-	// publishes them to readers once durable.
-	applied uint64
-	vis     visibility
 
-	streams streamState // guarded by commit where noted
+	streams streamState // guarded by the commit lock where noted
 	bg      background  // TTL sweeper and stream trimmer
 
 	closeOnce sync.Once
@@ -88,52 +81,20 @@ func Open(opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	po := &pebble.Options{Logger: quietLogger{s.log}}
-	dir := opts.Dir
-	if dir == "" {
-		po.FS = vfs.NewMem()
-		dir = "mem"
-	} else {
-		s.sync = true
-		// The store holds every tenant's data: its folder and files are
-		// the owner's only, whatever the umask.
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("ddblocal: create %s: %w", dir, err)
-		}
-		po.FS = privateFS{vfs.Default}
-	}
-	db, err := pebble.Open(dir, po)
+	db, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: s.log, Mark: s.streams.last.Load})
 	if err != nil {
-		return nil, fmt.Errorf("ddblocal: open %s: %w", dir, err)
+		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.db = db
-	if err := s.load(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.vis.init(s.db)
-	if err := s.loadTokens(); err != nil {
-		s.vis.close()
-		db.Close()
-		return nil, err
-	}
-	if err := s.recoverBackups(); err != nil {
-		s.vis.close()
-		db.Close()
-		return nil, err
-	}
-	if err := s.resumeBackfills(); err != nil {
-		s.vis.close()
-		db.Close()
-		return nil, err
-	}
-	if err := s.startServices(); err != nil {
-		s.vis.close()
-		db.Close()
-		return nil, err
+	for _, step := range []func() error{s.loadFormat, s.load, s.loadTokens, s.recoverBackups, s.resumeBackfills, s.startServices} {
+		if err := step(); err != nil {
+			s.stopServices()
+			db.Close()
+			return nil, err
+		}
 	}
 	// A view holding the stream state just loaded.
-	if err := s.settle(); err != nil {
+	if err := s.db.Settle(); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -146,26 +107,14 @@ func Open(opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopServices()
-		s.vis.close()
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr
 }
 
-type quietLogger struct{ l *slog.Logger }
-
-func (q quietLogger) Infof(format string, args ...any) {}
-func (q quietLogger) Errorf(format string, args ...any) {
-	q.l.Error("pebble", "msg", fmt.Sprintf(format, args...))
-}
-func (q quietLogger) Fatalf(format string, args ...any) {
-	q.l.Error("pebble fatal", "msg", fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
-}
-
 // load reads the catalog and counts items.
 func (s *Store) load() error {
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'T'}, UpperBound: []byte{prefixMeta, 'U'}})
+	iter, err := s.db.NewIter(storage.TableDefSpan())
 	if err != nil {
 		return err
 	}
@@ -182,11 +131,10 @@ func (s *Store) load() error {
 		}
 		s.tables[d.Name] = t
 	}
-	v, closer, err := s.db.Get(metaNextIDKey)
+	v, err := s.db.Get(storage.NextIDKey)
 	if err == nil {
 		s.nextID = binary.BigEndian.Uint32(v)
-		closer.Close()
-	} else if !errors.Is(err, pebble.ErrNotFound) {
+	} else if !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	return nil
@@ -195,15 +143,14 @@ func (s *Store) load() error {
 // count recomputes a table's item and byte counters from storage.
 func (s *Store) count(t *table) error {
 	d := t.def.Load()
-	lo, hi := tableSpan(d.ID)
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	iter, err := s.db.NewIter(storage.TableSpan(d.ID))
 	if err != nil {
 		return err
 	}
 	defer iter.Close()
 	for iter.First(); iter.Valid(); iter.Next() {
 		k := iter.Key()
-		id := binary.BigEndian.Uint16(k[5:7])
+		_, id := storage.DataKeyTable(k)
 		it, err := av.DecodeItem(iter.Value())
 		if err != nil {
 			return err
@@ -228,17 +175,6 @@ func (s *Store) table(name string) *table {
 	return s.tables[name]
 }
 
-// hasKey reports whether a storage key exists; a read error counts as
-// present, which errs towards the entry the writer then overwrites.
-func (s *Store) hasKey(key []byte) bool {
-	_, closer, err := s.db.Get(key)
-	if err != nil {
-		return !errors.Is(err, pebble.ErrNotFound)
-	}
-	closer.Close()
-	return true
-}
-
 // get reads one item by storage key from the live database; nil when
 // absent. Only for writers holding the item's lock (the live image then
 // holds nothing unsynced: the item's previous writer kept the lock until
@@ -249,24 +185,19 @@ func (s *Store) get(key []byte) (av.Item, error) { return getFrom(s.db, key) }
 // read reads one item by storage key from the durable view; nil when
 // absent.
 func (s *Store) read(key []byte) (av.Item, error) {
-	v := s.vis.acquire()
-	defer v.release()
-	return getFrom(v.r, key)
+	v := s.db.Acquire()
+	defer v.Release()
+	return getFrom(v, key)
 }
 
-type getter interface {
-	Get(key []byte) ([]byte, io.Closer, error)
-}
-
-func getFrom(r getter, key []byte) (av.Item, error) {
-	v, closer, err := r.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
+func getFrom(r storage.Reader, key []byte) (av.Item, error) {
+	v, err := r.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer closer.Close()
 	return av.DecodeItem(v)
 }
 
@@ -281,12 +212,12 @@ type change struct {
 
 // stage adds the writes of one change, with its index entries, to a batch
 // and returns the counter deltas it implies.
-func (s *Store) stage(b *pebble.Batch, c *change, deltas *[]counterDelta) {
+func (s *Store) stage(b *storage.Batch, c *change, deltas *[]counterDelta) {
 	d := c.def
 	if c.new != nil {
-		b.Set(c.key, av.AppendItemBinary(nil, c.new), nil)
+		b.Set(c.key, av.AppendItemBinary(nil, c.new))
 	} else {
-		b.Delete(c.key, nil)
+		b.Delete(c.key)
 	}
 	oldSize, newSize := 0, 0
 	if c.old != nil {
@@ -314,7 +245,7 @@ func (s *Store) stage(b *pebble.Batch, c *change, deltas *[]counterDelta) {
 			// the index existed has no entry yet: it must not be
 			// uncounted (the writer holds the item lock, as the backfill
 			// does, so the entry cannot appear meanwhile).
-			if ix.Backfilling && !s.hasKey(oldKey) {
+			if ix.Backfilling && !s.db.Has(oldKey) {
 				inOld = false
 			}
 		}
@@ -323,10 +254,10 @@ func (s *Store) stage(b *pebble.Batch, c *change, deltas *[]counterDelta) {
 			newProj = d.project(ix, c.new)
 		}
 		if inOld && (!inNew || !bytes.Equal(oldKey, newKey)) {
-			b.Delete(oldKey, nil)
+			b.Delete(oldKey)
 		}
 		if inNew {
-			b.Set(newKey, av.AppendItemBinary(nil, newProj), nil)
+			b.Set(newKey, av.AppendItemBinary(nil, newProj))
 		}
 		dl := counterDelta{t: c.t, id: ix.ID}
 		if inOld {
@@ -362,11 +293,11 @@ func (s *Store) write(changes []*change, extra ...kv) error {
 	}
 	stageExtra := func() {
 		for _, e := range extra {
-			b.Set(e.key, e.value, nil)
+			b.Set(e.key, e.value)
 		}
 	}
 	stageExtra()
-	err := s.commitBatch(b, func() error {
+	err := s.db.Commit(b, func() error {
 		for _, c := range changes {
 			if c.t.dropped.Load() {
 				return errResourceNotFound()
@@ -411,167 +342,11 @@ func (s *Store) write(changes []*change, extra ...kv) error {
 	return nil
 }
 
-// commitBatch applies b under the commit lock, after prepare (which runs
-// under it and may refuse the commit), and then waits outside the lock
-// until the commit is durable and visible to readers (visibility.publish):
-// concurrent committers share fsyncs.
-func (s *Store) commitBatch(b *pebble.Batch, prepare func() error) error {
-	ticket, err := s.applyLocked(b, prepare)
-	if err != nil {
-		return err
-	}
-	return s.vis.publish(s, ticket)
-}
-
-// settle makes every commit applied so far, by any path, durable and
-// visible to readers. Control-plane work that writes data outside
-// commitBatch (a restore, an index backfill) calls it before answering.
-func (s *Store) settle() error {
-	s.commit.Lock()
-	s.applied++
-	ticket := s.applied
-	s.commit.Unlock()
-	return s.vis.publish(s, ticket)
-}
-
-// applyLocked runs prepare and applies b under the commit lock. The lock
-// is released even if either panics (Pebble panics on a closed store), as
-// the HTTP handler recovers panics and keeps serving.
-//
-// The batch is applied without a sync: Pebble makes an applied batch
-// visible to its own readers before its WAL record is synced, so the
-// store's readers never read the live database; the commit becomes
-// durable and visible together when publish syncs the WAL and installs a
-// snapshot taken before the sync. It returns the commit's ticket.
-func (s *Store) applyLocked(b *pebble.Batch, prepare func() error) (uint64, error) {
-	s.commit.Lock()
-	defer s.commit.Unlock()
-	if err := prepare(); err != nil {
-		return 0, err
-	}
-	if err := s.db.Apply(b, pebble.NoSync); err != nil {
-		return 0, fmt.Errorf("ddblocal: commit: %w", err)
-	}
-	s.applied++
-	return s.applied, nil
-}
-
-// applyUnsynced applies b under the commit lock without waiting for an
-// fsync. Only for writes that a later synced commit makes durable (the WAL
-// is sequential) and that are redone after a crash: index backfill entries,
-// which the synced catalog write ending the backfill covers, and which Open
-// rebuilds when a backfill was interrupted.
-func (s *Store) applyUnsynced(b *pebble.Batch, prepare func() error) error {
-	s.commit.Lock()
-	defer s.commit.Unlock()
-	if err := prepare(); err != nil {
-		return err
-	}
-	if err := s.db.Apply(b, pebble.NoSync); err != nil {
-		return fmt.Errorf("ddblocal: commit: %w", err)
-	}
-	return nil
-}
-
 // setDef publishes a new table definition. It takes the commit lock so
 // that every commit either precedes it (and is visible to whatever the
 // caller does next, e.g. a backfill listing the table) or sees it.
 func (s *Store) setDef(t *table, d *tableDef) {
-	s.commit.Lock()
+	s.db.Lock()
 	t.def.Store(d)
-	s.commit.Unlock()
-}
-
-// lockTable serialises writers of the same item. Transactions that meet
-// an item locked by another transaction fail fast (TransactionConflict, as
-// DynamoDB does); everything else waits. Keys are always acquired in
-// sorted order, so waiting cannot deadlock.
-type lockTable struct {
-	mu   sync.Mutex
-	held map[string]*lockEntry
-}
-
-type lockEntry struct {
-	tx   bool
-	done chan struct{}
-}
-
-// acquire locks one key. It returns false when tx is set and another
-// transaction holds the key.
-func (l *lockTable) acquire(key string, tx bool) bool {
-	for {
-		l.mu.Lock()
-		if l.held == nil {
-			l.held = map[string]*lockEntry{}
-		}
-		e := l.held[key]
-		if e == nil {
-			l.held[key] = &lockEntry{tx: tx, done: make(chan struct{})}
-			l.mu.Unlock()
-			return true
-		}
-		if tx && e.tx {
-			l.mu.Unlock()
-			return false
-		}
-		ch := e.done
-		l.mu.Unlock()
-		<-ch
-	}
-}
-
-func (l *lockTable) release(key string) {
-	l.mu.Lock()
-	e := l.held[key]
-	delete(l.held, key)
-	l.mu.Unlock()
-	if e != nil {
-		close(e.done)
-	}
-}
-
-// privateFS is Pebble's file system with every file it creates made 0600
-// and every folder 0700: Pebble asks for 0666 and 0755, which the usual
-// umask leaves world-readable. The chmod follows the create, inside a
-// folder that is already 0700, so no one else can open the file between.
-type privateFS struct{ vfs.FS }
-
-func private(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return f, err
-	}
-	if err := os.Chmod(name, 0o600); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-func (p privateFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := p.FS.Create(name, c)
-	return private(name, f, err)
-}
-
-func (p privateFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := p.FS.OpenReadWrite(name, c, opts...)
-	return private(name, f, err)
-}
-
-func (p privateFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := p.FS.ReuseForWrite(oldname, newname, c)
-	return private(newname, f, err)
-}
-
-func (p privateFS) MkdirAll(dir string, _ os.FileMode) error { return p.FS.MkdirAll(dir, 0o700) }
-
-func (p privateFS) Lock(name string) (io.Closer, error) {
-	l, err := p.FS.Lock(name)
-	if err != nil {
-		return l, err
-	}
-	if err := os.Chmod(name, 0o600); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
+	s.db.Unlock()
 }

@@ -9,13 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"lastro/ddblocal/internal/storage"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -42,29 +41,6 @@ const (
 	streamRetention  = 24 * time.Hour
 	iteratorLifetime = 15 * time.Minute
 )
-
-var metaSeqKey = []byte{prefixMeta, 'Q'}
-
-func metaStreamKey(tableID uint32, label string) []byte {
-	b := binary.BigEndian.AppendUint32([]byte{prefixMeta, 'S'}, tableID)
-	return append(b, label...)
-}
-
-func metaHorizonKey(tableID uint32) []byte {
-	return binary.BigEndian.AppendUint32([]byte{prefixMeta, 'H'}, tableID)
-}
-
-func recordKey(tableID uint32, seq uint64) []byte {
-	b := binary.BigEndian.AppendUint32(make([]byte, 0, 13), tableID)
-	b = append([]byte{prefixStream}, b...)
-	return binary.BigEndian.AppendUint64(b, seq)
-}
-
-// recordSpan is the key range of a table's stream records.
-func recordSpan(tableID uint32) (lo, hi []byte) {
-	lo = binary.BigEndian.AppendUint32([]byte{prefixStream}, tableID)
-	return lo, prefixEnd(lo)
-}
 
 // Sequence numbers are rendered as 21 decimal digits, as on AWS.
 func seqString(n uint64) string { return "1" + fmt.Sprintf("%020d", n) }
@@ -126,7 +102,7 @@ const seqBlock = 1 << 16
 
 // nextSeq hands out a sequence number. Callers hold s.commit.
 //
-// Numbers are reserved durably ahead of use: metaSeqKey holds a ceiling
+// Numbers are reserved durably ahead of use: storage.SeqKey holds a ceiling
 // that no number handed out exceeds, synced before the first number past
 // the previous ceiling is used, and Open resumes above it. A crash that
 // loses the batches holding the last records therefore never hands their
@@ -149,7 +125,7 @@ func (s *Store) nextSeq() uint64 {
 // reserveSeq durably records that sequence numbers up to ceiling may be
 // in use. Callers hold s.commit (or run in Open).
 func (s *Store) reserveSeq(ceiling uint64) error {
-	if err := s.db.Set(metaSeqKey, binary.BigEndian.AppendUint64(nil, ceiling), s.writeOpts()); err != nil {
+	if err := s.db.Set(storage.SeqKey, binary.BigEndian.AppendUint64(nil, ceiling)); err != nil {
 		return err
 	}
 	s.streams.ceiling = ceiling
@@ -159,14 +135,14 @@ func (s *Store) reserveSeq(ceiling uint64) error {
 // durableSeq is the last sequence number readers may see: the last one
 // in the durable view.
 func (s *Store) durableSeq() uint64 {
-	v := s.vis.acquire()
-	defer v.release()
-	return v.seq
+	v := s.db.Acquire()
+	defer v.Release()
+	return v.Mark()
 }
 
 // appendStreamRecords adds the stream records of committed changes to the
 // batch. Called with s.commit held.
-func (s *Store) appendStreamRecords(b *pebble.Batch, changes []*change) {
+func (s *Store) appendStreamRecords(b *storage.Batch, changes []*change) {
 	var now time.Time
 	wrote := false
 	for _, c := range changes {
@@ -179,7 +155,7 @@ func (s *Store) appendStreamRecords(b *pebble.Batch, changes []*change) {
 			wrote = true
 		}
 		seq := s.nextSeq()
-		b.Set(recordKey(d.ID, seq), s.encodeRecord(d, c, seq, now), nil)
+		b.Set(storage.RecordKey(d.ID, seq), s.encodeRecord(d, c, seq, now))
 	}
 }
 
@@ -267,8 +243,8 @@ func (s *Store) streamTransition(old, new *tableDef) error {
 	if !opening && !closing {
 		return nil
 	}
-	s.commit.Lock()
-	defer s.commit.Unlock()
+	s.db.Lock()
+	defer s.db.Unlock()
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
 	b := s.db.NewBatch()
@@ -300,7 +276,7 @@ func (s *Store) streamTransition(old, new *tableDef) error {
 			return err
 		}
 	}
-	if err := b.Commit(s.writeOpts()); err != nil {
+	if err := b.Commit(); err != nil {
 		return fmt.Errorf("ddblocal: persist stream state: %w", err)
 	}
 	return nil
@@ -309,12 +285,13 @@ func (s *Store) streamTransition(old, new *tableDef) error {
 // streamLabelLayout is the format of stream labels (a UTC timestamp).
 const streamLabelLayout = "2006-01-02T15:04:05.000"
 
-func (s *Store) stageMeta(b *pebble.Batch, m *streamMeta) error {
+func (s *Store) stageMeta(b *storage.Batch, m *streamMeta) error {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return b.Set(metaStreamKey(m.TableID, m.Label), raw, nil)
+	b.Set(storage.StreamKey(m.TableID, m.Label), raw)
+	return nil
 }
 
 // findStream returns a stream by table ID and label. Callers hold
@@ -354,29 +331,28 @@ func (s *Store) loadStreams() error {
 	// Numbers up to the stored ceiling may have been handed out before a
 	// crash (older stores kept the last number used there): resume above
 	// it.
-	v, closer, err := s.db.Get(metaSeqKey)
+	v, err := s.db.Get(storage.SeqKey)
 	switch {
 	case err == nil:
 		s.streams.last.Store(binary.BigEndian.Uint64(v))
-		closer.Close()
-	case !errors.Is(err, pebble.ErrNotFound):
+	case !errors.Is(err, storage.ErrNotFound):
 		return err
 	}
 	if err := s.reserveSeq(s.streams.last.Load() + seqBlock); err != nil {
 		return err
 	}
 	s.streams.horizon = map[uint32]uint64{}
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'H'}, UpperBound: []byte{prefixMeta, 'I'}})
+	iter, err := s.db.NewIter(storage.HorizonSpan())
 	if err != nil {
 		return err
 	}
 	for iter.First(); iter.Valid(); iter.Next() {
-		s.streams.horizon[binary.BigEndian.Uint32(iter.Key()[2:])] = binary.BigEndian.Uint64(iter.Value())
+		s.streams.horizon[storage.HorizonTable(iter.Key())] = binary.BigEndian.Uint64(iter.Value())
 	}
 	if err := iter.Close(); err != nil {
 		return err
 	}
-	iter, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixMeta, 'S'}, UpperBound: []byte{prefixMeta, 'T'}})
+	iter, err = s.db.NewIter(storage.StreamSpan())
 	if err != nil {
 		return err
 	}
@@ -437,9 +413,9 @@ func (s *Store) trimStreams() error {
 	if len(drop) > 0 {
 		b := s.db.NewBatch()
 		for _, m := range drop {
-			b.Delete(metaStreamKey(m.TableID, m.Label), nil)
+			b.Delete(storage.StreamKey(m.TableID, m.Label))
 		}
-		err := b.Commit(s.writeOpts())
+		err := b.Commit()
 		b.Close()
 		if err != nil {
 			return err
@@ -461,15 +437,15 @@ func (s *Store) trimStreams() error {
 // trimTable deletes one table's records older than the retention period.
 func (s *Store) trimTable(tableID uint32) error {
 	cutoff := uint64(s.now().Add(-streamRetention).UnixMilli())
-	lo, hi := recordSpan(tableID)
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	lo, hi := storage.RecordSpan(tableID)
+	iter, err := s.db.NewIter(lo, hi)
 	if err != nil {
 		return err
 	}
 	var firstKept uint64
 	trimmed := false
 	for iter.First(); iter.Valid(); iter.Next() {
-		seq := binary.BigEndian.Uint64(iter.Key()[5:])
+		seq := storage.RecordSeq(iter.Key())
 		if binary.BigEndian.Uint64(iter.Value()[:8]) >= cutoff {
 			firstKept = seq
 			break
@@ -485,11 +461,11 @@ func (s *Store) trimTable(tableID uint32) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.DeleteRange(lo, recordKey(tableID, firstKept), nil)
-	b.Set(metaHorizonKey(tableID), binary.BigEndian.AppendUint64(nil, firstKept), nil)
+	b.DeleteRange(lo, storage.RecordKey(tableID, firstKept))
+	b.Set(storage.HorizonKey(tableID), binary.BigEndian.AppendUint64(nil, firstKept))
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
-	if err := b.Commit(s.writeOpts()); err != nil {
+	if err := b.Commit(); err != nil {
 		return err
 	}
 	if firstKept > s.streams.horizon[tableID] {
@@ -510,16 +486,16 @@ func (s *Store) horizonOf(tableID uint32) uint64 {
 // pos (a sequence number, inclusive) and the position after the last one,
 // plus whether records of the stream remain after it.
 func (s *Store) readRecords(m *streamMeta, pos uint64, limit int) (recs []json.RawMessage, next uint64, more bool, err error) {
-	lo, hi := recordSpan(m.TableID)
-	if start := recordKey(m.TableID, max(pos, m.Start+1)); bytes.Compare(start, lo) > 0 {
+	lo, hi := storage.RecordSpan(m.TableID)
+	if start := storage.RecordKey(m.TableID, max(pos, m.Start+1)); bytes.Compare(start, lo) > 0 {
 		lo = start
 	}
 	if !m.open() {
-		hi = recordKey(m.TableID, m.End)
+		hi = storage.RecordKey(m.TableID, m.End)
 	}
-	v := s.vis.acquire()
-	defer v.release()
-	iter, err := v.r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	v := s.db.Acquire()
+	defer v.Release()
+	iter, err := v.NewIter(lo, hi)
 	if err != nil {
 		return nil, pos, false, err
 	}
@@ -527,7 +503,7 @@ func (s *Store) readRecords(m *streamMeta, pos uint64, limit int) (recs []json.R
 	next = pos
 	size := 0
 	for iter.First(); iter.Valid(); iter.Next() {
-		seq := binary.BigEndian.Uint64(iter.Key()[5:])
+		seq := storage.RecordSeq(iter.Key())
 		if !m.holds(seq) {
 			continue
 		}

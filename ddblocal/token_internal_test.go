@@ -17,11 +17,11 @@ func TestTransactTokenInFlight(t *testing.T) {
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"c"},"n":{"N":"0"}}}`)
 	// Hold the item as a single-item write would: transactions wait for it.
 	skey := s.table("race").def.Load().baseKey(sItem("pk", "c"))
-	s.locks.acquire(string(skey), false)
+	s.db.Locks.Acquire(string(skey), false)
 	released := false
 	defer func() {
 		if !released {
-			s.locks.release(string(skey))
+			s.db.Locks.Release(string(skey))
 		}
 	}()
 	body := `{"ClientRequestToken":"tok","TransactItems":[{"Update":{"TableName":"race","Key":{"pk":{"S":"c"}},
@@ -34,7 +34,7 @@ func TestTransactTokenInFlight(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.locks.release(string(skey))
+	s.db.Locks.Release(string(skey))
 	released = true
 	ok, inProgress := 0, 0
 	for range 2 {

@@ -6,10 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"lastro/ddblocal/internal/storage"
 	"sync"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // Idempotency tokens (ClientRequestToken of TransactWriteItems and
@@ -24,8 +23,6 @@ import (
 // tokens younger than ten minutes; older ones are deleted as they expire.
 
 const tokenTTL = 10 * time.Minute
-
-func metaTokenKey(token string) []byte { return append([]byte{prefixMeta, 'K'}, token...) }
 
 // canonicalHash hashes a JSON request in canonical form: object members
 // sorted by name, no insignificant space, numbers as written. A body that
@@ -71,7 +68,7 @@ func (tk *txToken) record(out map[string]any, now time.Time) (kv, error) {
 	v := make([]byte, 0, 40+len(raw))
 	v = append(v, tk.hash[:]...)
 	v = binary.BigEndian.AppendUint64(v, uint64(now.UnixMilli()))
-	return kv{metaTokenKey(tk.token), append(v, raw...)}, nil
+	return kv{storage.TokenKey(tk.token), append(v, raw...)}, nil
 }
 
 // tokenCache remembers ClientRequestTokens for ten minutes, as DynamoDB
@@ -163,9 +160,9 @@ func (s *Store) finishToken(tk *txToken, resp any) {
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, k := range expired {
-		b.Delete(metaTokenKey(k), nil)
+		b.Delete(storage.TokenKey(k))
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := b.CommitNoSync(); err != nil {
 		s.log.Error("delete expired request tokens", "err", err)
 	}
 }
@@ -173,8 +170,7 @@ func (s *Store) finishToken(tk *txToken, resp any) {
 // loadTokens reads the durable tokens at Open, keeping those younger than
 // ten minutes and deleting the others.
 func (s *Store) loadTokens() error {
-	lo := []byte{prefixMeta, 'K'}
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	iter, err := s.db.NewIter(storage.TokenSpan())
 	if err != nil {
 		return err
 	}
@@ -185,12 +181,12 @@ func (s *Store) loadTokens() error {
 		k, v := iter.Key(), iter.Value()
 		token := string(k[2:])
 		if len(v) < 40 {
-			b.Delete(k, nil)
+			b.Delete(k)
 			continue
 		}
 		at := time.UnixMilli(int64(binary.BigEndian.Uint64(v[32:40])))
 		if now.Sub(at) > tokenTTL {
-			b.Delete(k, nil)
+			b.Delete(k)
 			continue
 		}
 		e := tokenEntry{at: at, durable: true, resp: json.RawMessage(bytes.Clone(v[40:]))}
@@ -203,5 +199,5 @@ func (s *Store) loadTokens() error {
 	if err := iter.Close(); err != nil {
 		return err
 	}
-	return b.Commit(s.writeOpts())
+	return b.Commit()
 }

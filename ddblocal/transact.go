@@ -248,11 +248,11 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string, token *txToken) (any, 
 	var held []string
 	defer func() {
 		for _, k := range held {
-			s.locks.release(k)
+			s.db.Locks.Release(k)
 		}
 	}()
 	for _, i := range order {
-		if s.injectFor("TransactWriteItems", ops[i].t.def.Load().Name, faultConflict) || !s.locks.acquire(keys[i], true) {
+		if s.injectFor("TransactWriteItems", ops[i].t.def.Load().Name, faultConflict) || !s.db.Locks.Acquire(keys[i], true) {
 			reasons := noneReasons(len(ops))
 			reasons[i] = cancellationReason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
 			return nil, txCanceled(reasons)
@@ -447,13 +447,13 @@ func (s *Store) transactGetItems(ctx context.Context, body []byte) (any, error) 
 		reasons[invalidAt] = cancellationReason{Code: "ValidationError", Message: invalid.Message}
 		return nil, txCanceled(reasons)
 	}
-	v := s.vis.acquire()
-	defer v.release()
+	v := s.db.Acquire()
+	defer v.Release()
 	responses := make([]map[string]any, len(gets))
 	usages := map[string]*usage{}
 	var names []string
 	for i, g := range gets {
-		it, err := getFrom(v.r, g.skey)
+		it, err := getFrom(v, g.skey)
 		if err != nil {
 			return nil, err
 		}

@@ -1,14 +1,12 @@
 package ddblocal
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"lastro/ddblocal/internal/storage"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -115,7 +113,11 @@ func expired(it av.Item, attr string, now time.Time) bool {
 // SweepExpired runs one pass of the TTL sweeper now (it also trims stream
 // records older than 24 hours) and returns how many items it deleted.
 // The background sweeper calls it every Options.TTLSweepInterval.
-func (s *Store) SweepExpired() (int, error) {
+func (s *Store) SweepExpired() (int, error) { return s.sweepExpired(context.Background()) }
+
+// sweepExpired is SweepExpired; the background sweeper's pass stops when
+// Close cancels ctx.
+func (s *Store) sweepExpired(ctx context.Context) (int, error) {
 	s.bg.sweep.Lock()
 	defer s.bg.sweep.Unlock()
 	s.mu.RLock()
@@ -128,7 +130,7 @@ func (s *Store) SweepExpired() (int, error) {
 	s.mu.RUnlock()
 	total := 0
 	for _, t := range tables {
-		n, err := s.sweepTable(t)
+		n, err := s.sweepTable(ctx, t)
 		total += n
 		if err != nil {
 			return total, err
@@ -141,26 +143,17 @@ func (s *Store) SweepExpired() (int, error) {
 }
 
 // sweepTable deletes a table's expired items.
-func (s *Store) sweepTable(t *table) (int, error) {
+func (s *Store) sweepTable(ctx context.Context, t *table) (int, error) {
 	d := t.def.Load()
 	now := s.now()
-	lo, hi := spaceKey(d.ID, 0), spaceKey(d.ID, 1)
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, err
-	}
-	var keys [][]byte
-	for iter.First(); iter.Valid(); iter.Next() {
-		it, err := av.DecodeItem(iter.Value())
+	keys, err := s.db.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), func(key, value []byte) (bool, error) {
+		it, err := av.DecodeItem(value)
 		if err != nil {
-			iter.Close()
-			return 0, fmt.Errorf("ddblocal: decode %x: %w", iter.Key(), err)
+			return false, fmt.Errorf("ddblocal: decode %x: %w", key, err)
 		}
-		if expired(it, d.TTLAttribute, now) {
-			keys = append(keys, bytes.Clone(iter.Key()))
-		}
-	}
-	if err := iter.Close(); err != nil {
+		return expired(it, d.TTLAttribute, now), nil
+	})
+	if err != nil {
 		return 0, err
 	}
 	n := 0
@@ -179,8 +172,8 @@ func (s *Store) sweepTable(t *table) (int, error) {
 // expire deletes one item if, under its lock, it is still expired and the
 // table still has TTL enabled.
 func (s *Store) expire(t *table, key []byte) (bool, error) {
-	s.locks.acquire(string(key), false)
-	defer s.locks.release(string(key))
+	s.db.Locks.Acquire(string(key), false)
+	defer s.db.Locks.Release(string(key))
 	d := t.def.Load()
 	if !d.TTLEnabled || s.table(d.Name) != t {
 		return false, nil
@@ -218,6 +211,11 @@ func (s *Store) startServices() error {
 		return nil
 	}
 	s.bg.done.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.bg.stop
+		cancel()
+	}()
 	go func() {
 		defer s.bg.done.Done()
 		tick := time.NewTicker(interval)
@@ -227,7 +225,7 @@ func (s *Store) startServices() error {
 			case <-s.bg.stop:
 				return
 			case <-tick.C:
-				if _, err := s.SweepExpired(); err != nil {
+				if _, err := s.sweepExpired(ctx); err != nil && ctx.Err() == nil {
 					s.log.Error("ttl sweep", "err", err)
 				}
 			}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"lastro/ddblocal/internal/storage"
 	"slices"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 
 	"lastro/ddblocal/internal/av"
 )
@@ -213,8 +212,8 @@ func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if u.dropped != nil {
-		lo, hi := spaceKey(u.d.ID, u.dropped.ID), spaceKey(u.d.ID, u.dropped.ID+1)
-		if err := s.db.DeleteRange(lo, hi, s.writeOpts()); err != nil {
+		lo, hi := storage.SpaceKey(u.d.ID, u.dropped.ID), storage.SpaceKey(u.d.ID, u.dropped.ID+1)
+		if err := s.db.DeleteRange(lo, hi); err != nil {
 			return nil, err
 		}
 		t.idxItems[u.dropped.ID].Store(0)
@@ -222,7 +221,13 @@ func (s *Store) updateTable(ctx context.Context, body []byte) (any, error) {
 	}
 	desc := u.response(t)
 	if u.created != nil {
-		if err := s.backfill(t, u.created.ID); err != nil {
+		if err := s.backfill(ctx, t, u.created.ID); err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up: the index stays backfilling and
+				// writers maintain it; finish it in the background
+				// rather than leave it incomplete until the next Open.
+				s.finishBackfill(t, u.created.ID)
+			}
 			return nil, err
 		}
 	}
@@ -752,21 +757,20 @@ func (u *tableUpdate) response(t *table) map[string]any {
 // the index (they read the table definition after locking their item), and
 // each item is re-read under its lock, so no entry is lost, stale or
 // counted twice.
-func (s *Store) backfill(t *table, id uint16) error {
+func (s *Store) backfill(ctx context.Context, t *table, id uint16) error {
 	d := t.def.Load()
-	lo, hi := spaceKey(d.ID, 0), spaceKey(d.ID, 1)
-	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	keys, err := s.db.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), nil)
 	if err != nil {
 		return err
 	}
-	var keys [][]byte
-	for iter.First(); iter.Valid(); iter.Next() {
-		keys = append(keys, slices.Clone(iter.Key()))
-	}
-	if err := iter.Close(); err != nil {
-		return err
-	}
-	for _, k := range keys {
+	for i, k := range keys {
+		if i%256 == 0 {
+			// A cancelled backfill leaves the index backfilling: the
+			// next Open resumes it.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if err := s.backfillOne(t, id, k); err != nil {
 			if errors.Is(err, errIndexGone) {
 				return nil
@@ -776,7 +780,7 @@ func (s *Store) backfill(t *table, id uint16) error {
 	}
 	// The entries were applied unsynced: make them durable and visible to
 	// readers before the index is reported complete.
-	if err := s.settle(); err != nil {
+	if err := s.db.Settle(); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -797,6 +801,27 @@ func (s *Store) backfill(t *table, id uint16) error {
 	return nil
 }
 
+// finishBackfill completes an index backfill whose caller went away.
+// Close waits for it (its stop cancels it; Open resumes it).
+func (s *Store) finishBackfill(t *table, id uint16) {
+	s.bg.done.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.bg.stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	go func() {
+		defer s.bg.done.Done()
+		defer cancel()
+		if err := s.backfill(ctx, t, id); err != nil && ctx.Err() == nil {
+			s.log.Error("backfill", "index", id, "err", err)
+		}
+	}()
+}
+
 var errIndexGone = errors.New("ddblocal: index deleted during backfill")
 
 // resumeBackfills completes the backfills a crash interrupted: such an
@@ -808,7 +833,7 @@ func (s *Store) resumeBackfills() error {
 			if !ix.Backfilling {
 				continue
 			}
-			if err := s.backfill(t, ix.ID); err != nil {
+			if err := s.backfill(context.Background(), t, ix.ID); err != nil {
 				return fmt.Errorf("ddblocal: resume backfill of index %s: %w", ix.Name, err)
 			}
 		}
@@ -828,8 +853,8 @@ func (d *tableDef) indexByID(id uint16) *indexDef {
 // backfillOne adds one item's entry to the index being built, unless a
 // writer that already knew the index has written it (and counted it).
 func (s *Store) backfillOne(t *table, id uint16, key []byte) error {
-	s.locks.acquire(string(key), false)
-	defer s.locks.release(string(key))
+	s.db.Locks.Acquire(string(key), false)
+	defer s.db.Locks.Release(string(key))
 	d := t.def.Load()
 	ix := d.indexByID(id)
 	if ix == nil {
@@ -840,23 +865,22 @@ func (s *Store) backfillOne(t *table, id uint16, key []byte) error {
 		return err
 	}
 	ek := d.entryKey(ix, it)
-	_, closer, err := s.db.Get(ek)
+	_, err = s.db.Get(ek)
 	if err == nil {
-		closer.Close()
 		return nil
 	}
-	if !errors.Is(err, pebble.ErrNotFound) {
+	if !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	proj := d.project(ix, it)
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.Set(ek, av.AppendItemBinary(nil, proj), nil)
+	b.Set(ek, av.AppendItemBinary(nil, proj))
 	// The index (or its table) may have been deleted since d was read; an
 	// entry committed after their DeleteRange would stay for ever. No fsync
 	// per entry: the synced catalog write that ends the backfill covers
 	// them, and an interrupted backfill is redone at Open.
-	err = s.applyUnsynced(b, func() error {
+	err = s.db.ApplyUnsynced(b, func() error {
 		if t.dropped.Load() || t.def.Load().indexByID(id) == nil {
 			return errIndexGone
 		}
