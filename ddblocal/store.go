@@ -32,8 +32,10 @@ type Options struct {
 	Now func() time.Time
 	// TTLSweepInterval is how often the background sweeper deletes items
 	// whose time to live has passed and trims stream records older than
-	// 24 hours. Zero means 5 seconds; negative disables the sweeper (tests
-	// then call SweepExpired).
+	// 24 hours. Zero means 30 seconds: each pass walks the table, and
+	// DynamoDB itself deletes expired items within days, so the sweep is
+	// housekeeping. Negative disables the sweeper (tests then call
+	// SweepExpired).
 	TTLSweepInterval time.Duration
 }
 

@@ -1,6 +1,7 @@
 package ddblocal
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"lastro/ddblocal/internal/storage"
@@ -21,7 +22,7 @@ import (
 // stream record carries the service's userIdentity.
 
 const (
-	defaultSweepInterval = 5 * time.Second
+	defaultSweepInterval = 30 * time.Second
 	ttlIgnoreOlderThan   = 5 * 365 * 24 * time.Hour
 )
 
@@ -146,7 +147,15 @@ func (s *Store) sweepExpired(ctx context.Context) (int, error) {
 func (s *Store) sweepTable(ctx context.Context, t *table) (int, error) {
 	d := t.def.Load()
 	now := s.now()
+	// Attribute names are stored verbatim in the item encoding: an item
+	// whose bytes do not hold the TTL attribute's name cannot have it, and
+	// is passed over without being decoded (most items of a table carry no
+	// time to live; decoding them all was most of a sweep's cost).
+	name := []byte(d.TTLAttribute)
 	keys, err := s.db.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), func(key, value []byte) (bool, error) {
+		if !bytes.Contains(value, name) {
+			return false, nil
+		}
 		it, err := av.DecodeItem(value)
 		if err != nil {
 			return false, fmt.Errorf("ddblocal: decode %x: %w", key, err)
