@@ -32,7 +32,10 @@ import (
 const (
 	DefaultCatchUp = 7                // days before the run date still processed (k)
 	DefaultLease   = 30 * time.Second // a shard's lease, renewed at every page
-	pageSize       = 100
+	// DefaultParallel entries of one shard run at once: enough to overlap
+	// one entry's waits (fsyncs, a messaging provider) with another's work.
+	DefaultParallel = 4
+	pageSize        = 100
 )
 
 // Deps are what the runner needs.
@@ -51,6 +54,7 @@ type Deps struct {
 	Owner      string        // this instance's name on leases; "" generates one
 	CatchUp    int           // 0 means DefaultCatchUp
 	Lease      time.Duration // 0 means DefaultLease
+	Parallel   int           // entries of a shard executed at once; 0 means DefaultParallel
 }
 
 // Runner executes agenda runs.
@@ -76,6 +80,9 @@ func New(d Deps) *Runner {
 	}
 	if d.Lease <= 0 {
 		d.Lease = DefaultLease
+	}
+	if d.Parallel <= 0 {
+		d.Parallel = DefaultParallel
 	}
 	if d.LeaseClock == nil {
 		d.LeaseClock = clock.System{}
@@ -228,29 +235,40 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 			if err != nil {
 				return rep, err
 			}
-			for _, it := range page.Items {
-				e, err := decodeEntry(it)
-				if err != nil {
+			entries := make([]entry, len(page.Items))
+			for i, it := range page.Items {
+				if entries[i], err = decodeEntry(it); err != nil {
 					return rep, err
 				}
-				out, err := r.execute(ctx, t, date, e)
-				switch {
-				case err == nil:
-				case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
-					// The run cannot go on (stopped, or the store is unavailable):
-					// the checkpoint has the position.
-					return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
-				default:
-					// One contract's failure (contended past the retries, the bureau
-					// down, a bad item) must not stop the shard: its entry stays,
-					// so the next run of the catch-up window takes it again.
-					r.d.Logger.WarnContext(ctx, "agenda action failed, left for the next run", "tenant", t.ID, "contract", e.ContractID,
-						"action", e.Action, "error", err.Error())
-					out = outcome{failed: true}
+			}
+			// Entries are independent contracts: a few run at once, so the
+			// shard's waits (fsyncs, the provider) overlap. A group is done
+			// as a whole before the position moves past it.
+			for len(entries) > 0 {
+				group := entries[:min(r.d.Parallel, len(entries))]
+				entries = entries[len(group):]
+				results := r.executeAll(ctx, t, date, group)
+				for i, res := range results {
+					e := group[i]
+					switch err := res.err; {
+					case err == nil:
+					case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
+						// The run cannot go on (stopped, or the store is
+						// unavailable): the checkpoint has the position.
+						return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
+					default:
+						// One contract's failure (contended past the retries, the
+						// bureau down, a bad item) must not stop the shard: its
+						// entry stays, so the next run of the catch-up window
+						// takes it again.
+						r.d.Logger.WarnContext(ctx, "agenda action failed, left for the next run", "tenant", t.ID, "contract", e.ContractID,
+							"action", e.Action, "error", err.Error())
+						res.out = outcome{failed: true}
+					}
+					res.out.count(&rep)
+					done++
 				}
-				out.count(&rep)
-				after = e.SK
-				done++
+				after = group[len(group)-1].SK
 				// Renew the lease well before it expires, even inside a slow
 				// page (a provider retrying), so no one takes the shard over.
 				if r.d.LeaseClock.Now().Sub(renewed) > r.d.Lease/3 {
@@ -279,6 +297,26 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 }
 
 func (r *Runner) db(t *tenant.Tenant) *kit.Tenant { return r.d.Kit.Tenant(t.ID, t.CursorKey()) }
+
+// result is one entry's outcome.
+type result struct {
+	out outcome
+	err error
+}
+
+// executeAll executes entries at once, one goroutine each.
+func (r *Runner) executeAll(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry) []result {
+	results := make([]result, len(entries))
+	var wg sync.WaitGroup
+	for i, e := range entries {
+		wg.Go(func() {
+			out, err := r.execute(ctx, t, date, e)
+			results[i] = result{out, err}
+		})
+	}
+	wg.Wait()
+	return results
+}
 
 func sum(m map[string]int) int {
 	n := 0
