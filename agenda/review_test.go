@@ -33,11 +33,11 @@ func (f *fixture) noticeReportPolicy(t *testing.T) {
 	f.t = tn
 }
 
-// TestReviewPaymentDuringBureauReportOwesARemoval: the report is submitted
-// to the bureau before the version-conditioned write; a payment that cures
-// the contract in between fails the write, the retry finds the contract
-// cured, and reportedAt is never written — so no BUREAU_REMOVAL is ever
-// owed for an inclusion the bureau did receive (CDC art. 43).
+// TestReviewPaymentDuringBureauReportReachesNoBureau: a payment that cures
+// the contract between the report's read and its write fails the write;
+// since the report is recorded before it is submitted, the bureau never
+// receives an inclusion for a contract that was paid (found in review:
+// it used to be submitted first, leaving an inclusion no removal undid).
 func TestReviewPaymentDuringBureauReportReachesNoBureau(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, at("2026-09-14", 9, 0))

@@ -40,21 +40,7 @@ func TestLateOnboardingRunsTheLatestPassedStep(t *testing.T) {
 func TestBureauNoticeThenReportThenRemoval(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, at("2026-09-14", 9, 0))
-	win := &policy.Window{From: "08:00", To: "20:00"}
-	if _, _, err := f.Policies.PutDunning(bg, f.t, policy.DunningInput{
-		Steps:                    []policy.Step{{DaysPastDue: 5, Action: "SMS_D5"}, {DaysPastDue: 30, Action: policy.BureauNotice}, {DaysPastDue: 45, Action: policy.BureauReport}},
-		ContactWindow:            policy.ContactWindow{Weekdays: win, Saturday: &policy.Window{From: "08:00", To: "14:00"}},
-		MaxDailyContacts:         3,
-		BureauNoticeToReportDays: 15,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	f.Tenants.Invalidate(f.t.ID)
-	tn, err := f.Tenants.Get(bg, f.t.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.t = tn
+	f.noticeReportPolicy(t)
 	// Due Mon 2026-08-10: 35 days late on Mon 09-14.
 	dk := f.sign(t, "C-b", "2026-08-10", 3)
 	if h := f.header(t, dk, "C-b"); h.NextAction != policy.BureauNotice || h.NextActionDate != "2026-09-14" {
