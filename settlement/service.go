@@ -219,10 +219,11 @@ func (s *Service) unmatched(ctx context.Context, t *tenant.Tenant, p Payload, re
 }
 
 // maxFuture is how far after its reception a payment instant may be: a
-// provider's clock a little ahead (within the signature window) is
-// tolerated; a later instant is a wrong payload, kept in suspense rather
-// than refused, so the money is never dropped.
-const maxFuture = Window
+// provider's clock ahead of ours, or a frozen demo clock (LASTRO_NOW), is
+// tolerated up to a day; a payment dated later than that is a wrong
+// payload, kept in suspense rather than refused, so the money is never
+// dropped.
+const maxFuture = 24 * time.Hour
 
 // implausible says why a settlement's payment instant cannot be applied
 // to its charge ("" when it can): paid before the charge existed, or in
