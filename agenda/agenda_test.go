@@ -155,3 +155,28 @@ func TestDueCheckMakesTheContractDelinquentAndRunsTheFirstStep(t *testing.T) {
 		t.Fatalf("08-12: %v", got)
 	}
 }
+
+// TestAnswersDeriveLatenessBeforeTheAgendaRuns: a contract signed current
+// whose instalment fell due while no agenda ran (before the day's run, or
+// a downtime longer than the catch-up window) is shown late in the 360
+// view all the same: the answer derives it from today, not from the
+// stored facts the DUE_CHECK has not written yet.
+func TestAnswersDeriveLatenessBeforeTheAgendaRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, at("2026-09-01", 10, 0))
+	dk := f.sign(t, "C-1", "2026-09-10", 3)
+	f.Clock.Set(at("2026-09-27", 7, 0)) // 17 days late, no run since signing
+	v, err := f.Debtors.View(bg, f.t, dk, 100, "")
+	if err != nil || len(v.Contracts) != 1 {
+		t.Fatalf("360: %+v %v", v, err)
+	}
+	c := v.Contracts[0]
+	if c.Status != contract.StatusInCollection || c.DaysPastDue != 17 || c.Bucket == nil || *c.Bucket != "D001_030" ||
+		c.OldestOverdueDueDate == nil || *c.OldestOverdueDueDate != "2026-09-10" {
+		t.Fatalf("contract facts: %+v", c.Facts)
+	}
+	// The stored header still waits for its DUE_CHECK (in the catch-up window).
+	if h := f.header(t, dk, "C-1"); h.Status != contract.StatusActive || h.NextAction != "DUE_CHECK" {
+		t.Fatalf("stored header: %+v", h)
+	}
+}

@@ -182,3 +182,26 @@ func (c *Contract) RefreshAfterPayment(today calendar.Date, cal *calendar.Calend
 
 // IsDelinquent reports whether the header says an instalment is overdue.
 func (h *Header) IsDelinquent() bool { return h.OldestOverdueDueDate != "" }
+
+// FactsOn is the header's facts as answers show them on today, with the
+// delinquency re-derived from the instalments: the agenda writes it when
+// a DUE_CHECK or BUCKET_MOVE runs, so between a due date and that run (or
+// after a downtime longer than the catch-up window) the stored facts lag,
+// and an answer must not. Statuses this package does not own are shown
+// as stored. c must hold all of the contract's instalments.
+func (c *Contract) FactsOn(today calendar.Date, cal *calendar.Calendar) Facts {
+	f := c.Header.View(today, cal)
+	switch c.Header.Status {
+	case StatusActive, StatusInCollection:
+	default:
+		return f
+	}
+	fa := c.Facts(today, cal, nil)
+	fa.Hold = "" // delinquency only: the schedule is the agenda's
+	p := regua.Next(fa)
+	if p.Delinquent {
+		f.Status, f.StatusReason = StatusInCollection, ReasonOldestOverdue
+		f.OldestOverdueDueDate, f.Bucket, f.DaysPastDue = ptr(p.OldestOverdue.String()), ptr(p.Bucket), p.DaysPastDue
+	}
+	return f
+}

@@ -102,6 +102,8 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 		ContactCounters: []map[string]any{}, Events: []contract.EventView{}, NextCursor: cursorPtr(page.Next)}
 	byID := map[string]*ContractView{}
 	headed := map[string]bool{}
+	headers := map[string]contract.Header{}
+	insts := map[string][]contract.Installment{}
 	contractOf := func(id string) *ContractView {
 		c := byID[id]
 		if c == nil {
@@ -144,7 +146,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 				if err := attributevalue.UnmarshalMap(it, &h); err != nil {
 					return nil, err
 				}
-				c.Facts, headed[id] = h.View(today, cal), true
+				c.Facts, headed[id], headers[id] = h.View(today, cal), true, h
 				continue
 			}
 			switch parsed.Parts[1].Prefix {
@@ -154,6 +156,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 					return nil, err
 				}
 				c.Installments = append(c.Installments, in.View(today, cal))
+				insts[id] = append(insts[id], in)
 			case "EV":
 				e, err := contract.DecodeEvent(it)
 				if err != nil {
@@ -188,7 +191,18 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
 			return nil, err
 		}
-		c.Facts = h.View(today, cal)
+		c.Facts, headers[id] = h.View(today, cal), h
+	}
+	// With every instalment of a contract on the page, its delinquency is
+	// shown as of today even if the agenda has not run yet.
+	for id, c := range byID {
+		h, ok := headers[id]
+		if !ok || len(insts[id]) != h.InstallmentCount {
+			continue
+		}
+		full := &contract.Contract{Header: h, Installments: insts[id]}
+		sort.Slice(full.Installments, func(i, j int) bool { return full.Installments[i].Seq < full.Installments[j].Seq })
+		c.Facts = full.FactsOn(today, cal)
 	}
 	sort.Slice(v.Contracts, func(i, j int) bool { return v.Contracts[i].ContractID < v.Contracts[j].ContractID })
 	for _, c := range v.Contracts {
