@@ -180,3 +180,21 @@ func TestAnswersDeriveLatenessBeforeTheAgendaRuns(t *testing.T) {
 		t.Fatalf("stored header: %+v", h)
 	}
 }
+
+// TestALongDowntimeLosesNoEntry: no run for 18 days, longer than the
+// catch-up window; the next run reaches back to the day after the shard's
+// last finished run (here: the tenant's creation), so the DUE_CHECK of
+// 08-10 still runs — with the step the contract is owed by then.
+func TestALongDowntimeLosesNoEntry(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, at("2026-08-01", 10, 0))
+	dk := f.sign(t, "C-1", "2026-08-07", 3)
+	f.runAt(t, at("2026-08-03", 8, 0)) // a run finished: the watermark
+	got := f.runAt(t, at("2026-08-25", 8, 0))
+	if got["DUE_CHECK"] != 1 || got["CALL_D15"] != 1 {
+		t.Fatalf("after the downtime: %v", got)
+	}
+	if h := f.header(t, dk, "C-1"); h.Status != contract.StatusInCollection || h.LastStep != 15 || h.Bucket != "D001_030" {
+		t.Fatalf("header: %+v", h)
+	}
+}

@@ -95,7 +95,7 @@ func (r *Runner) take(ctx context.Context, t *tenant.Tenant, date calendar.Date,
 	upd := expression.Set(name("owner"), val(r.d.Owner)).Set(name("token"), val(tok)).
 		Set(name("leaseUntil"), val(now.Add(r.d.Lease).UnixMilli())).
 		Set(name("startedAt"), val(keys.Timestamp(now))).
-		Set(name("type"), val("AGENDA_RUN")).
+		Set(name("type"), val("AGENDA_RUN")).Set(name("date"), val(date.String())).Set(name("shard"), val(shard)).
 		Set(name("expiresAt"), val(r.d.Clock.Now().Add(40*24*time.Hour).Unix())).
 		Add(name("runs"), val(1))
 	cond := name("PK").AttributeNotExists().Or(name("leaseUntil").LessThan(val(now.UnixMilli())))
@@ -167,4 +167,53 @@ func (r *Runner) release(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		return r.lost(ctx, t, date, shard)
 	}
 	return err
+}
+
+// maxCatchUp bounds how far back a run reaches for entries a downtime
+// left behind.
+const maxCatchUp = 366
+
+// since is the first agenda partition a run of date must read: the
+// catch-up window's start, or earlier when the shard's last finished run
+// is older than that (an engine stopped for longer than the window, a
+// clock moved forward) — the day after that run, or the tenant's creation
+// when the shard never finished one — never more than maxCatchUp days
+// back. One Query on the tenant's RUN items, newest first: the latest
+// day's items come first, so it reads a page of a few items.
+func (r *Runner) since(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int) (calendar.Date, error) {
+	from := date.AddDays(-r.d.CatchUp)
+	floor := date.AddDays(-maxCatchUp)
+	name, val := expression.Name, expression.Value
+	mine := name("shard").Equal(val(shard)).And(name("finished").Equal(val(true)))
+	q := kit.Query{Partition: keys.Tenant(t.ID), Sort: kit.Between(keys.Run(floor.String(), 0), keys.Run(date.String(), 99)),
+		Descending: true, Limit: int32(4 * max(t.Shards, 1)), Filter: &mine}
+	page, err := r.db(t).QueryPage(ctx, q, "")
+	if err != nil {
+		return from, err
+	}
+	last := calendar.Date{}
+	for _, it := range page.Items {
+		var l struct {
+			Date string `dynamodbav:"date"`
+		}
+		if err := attributevalue.UnmarshalMap(it, &l); err == nil {
+			if d, err := calendar.Parse(l.Date); err == nil && (last.IsZero() || d.After(last)) {
+				last = d
+			}
+		}
+	}
+	start := last.AddDays(1)
+	if last.IsZero() {
+		if len(page.Items) == 0 && page.Next != "" {
+			return from, nil // history exists but not in the first page: the window is enough
+		}
+		start = calendar.Of(t.CreatedAt, t.Location)
+	}
+	if start.Before(from) {
+		from = start
+	}
+	if from.Before(floor) {
+		from = floor
+	}
+	return from, nil
 }

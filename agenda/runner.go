@@ -215,7 +215,11 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 	rep.Resumed = l.resumed()
 	renewed := r.d.LeaseClock.Now()
 	done := 0
-	for p := date.AddDays(-r.d.CatchUp); !p.After(date); p = p.AddDays(1) {
+	from, err := r.since(ctx, t, date, shard)
+	if err != nil {
+		return rep, err
+	}
+	for p := from; !p.After(date); p = p.AddDays(1) {
 		if l.Partition != "" && p.String() < l.Partition {
 			continue // finished before the interruption
 		}
