@@ -488,7 +488,8 @@ func (a *Agreement) resolve(c *contract.Contract, status, by string, now time.Ti
 // agreement's open instalments CANCELLED, the renegotiated ones restored
 // to OPEN with the charges they held, the hold lifted so the régua
 // resumes; an EFFECTIVE agreement with an instalment overdue past the
-// policy's agreementBreakDays BREAKS — the hold lifted, the contract back
+// policy's agreementBreakDays (any instalment the contract still owes)
+// BREAKS — the hold lifted, the contract back
 // in collection with what it still owes. The caller refreshes and saves.
 func AgreementDue(c *contract.Contract, a *Agreement, date calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning,
 	now time.Time, actor contract.Actor) ([]contract.Event, []kit.Action, error) {
@@ -546,9 +547,12 @@ func AgreementDue(c *contract.Contract, a *Agreement, date calendar.Date, cal *c
 	if a.Status != AgreementEffective {
 		return nil, actions, nil
 	}
-	for _, l := range a.Schedule {
-		inst := c.Installment(l.Seq)
-		if inst == nil || !inst.Open() {
+	// Any instalment the contract still owes counts, the agreement's and
+	// those not yet due when it was signed: the régua's agreement hold
+	// plans the break check on the oldest overdue of them all.
+	for i := range c.Installments {
+		inst := &c.Installments[i]
+		if !inst.Open() {
 			continue
 		}
 		if late := date.Sub(cal.Adjust(inst.Due())); late > dunning.AgreementBreak() {

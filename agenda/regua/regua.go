@@ -219,7 +219,7 @@ func Next(f Facts) Plan {
 			// breaks (ADR 0027).
 			at := later(p.Payable.AddDays(pol.AgreementBreak()+1), f.Today)
 			if p.Action == "" || at.Before(p.Date) {
-				p.Action, p.Date, p.Seq, p.Why = policy.DueCheck, at, p.Seq, WhyAgreementBreak
+				p.Action, p.Date, p.Why = policy.DueCheck, at, WhyAgreementBreak
 			}
 		}
 	case HoldPromise:
