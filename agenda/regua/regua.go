@@ -213,15 +213,18 @@ func Next(f Facts) Plan {
 		return p
 	case HoldAgreement:
 		dueCheck() // the agreement's instalments; never a régua step
+		p = p.bucketMoveFirst()
 		if p.Delinquent {
-			// An overdue agreement instalment is checked again the day it
-			// is past the policy's agreementBreakDays: then the agreement
-			// breaks (ADR 0027).
-			at := later(p.Payable.AddDays(pol.AgreementBreak()+1), f.Today)
-			if p.Action == "" || at.Before(p.Date) {
-				p.Action, p.Date, p.Why = policy.DueCheck, at, WhyAgreementBreak
+			// An overdue instalment is checked again the day it is past
+			// the policy's agreementBreakDays: then the agreement breaks
+			// (ADR 0027). A bucket move on that day is the same check (the
+			// agenda runs the agreement's on either); a day already past is
+			// not planned again, so nothing loops on today.
+			if at := p.Payable.AddDays(pol.AgreementBreak() + 1); at.After(f.Today) && (p.Action == "" || at.Before(p.Date)) {
+				p.Action, p.Date, p.Step, p.Skipped, p.Why = policy.DueCheck, at, nil, nil, WhyAgreementBreak
 			}
 		}
+		return p
 	case HoldPromise:
 		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate, f.Today), WhyPromise
 		if !p.Delinquent {
