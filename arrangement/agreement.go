@@ -221,13 +221,13 @@ func (s *Service) MakeAgreement(ctx context.Context, t *tenant.Tenant, dk, contr
 		return nil, err
 	}
 	if s.charges != nil {
-		// The agreement is committed; a charge that fails to issue is
-		// issued again through POST /v1/charges for the down payment's seq.
-		ch, err := s.charges.Issue(ctx, t, charges.Input{DebtorKey: dk, ContractID: contractID, Seq: out.DownPaymentSeq, Method: charges.PIX})
-		if err != nil {
-			return nil, fmt.Errorf("agreement %s signed; down payment charge: %w", out.AgreementID, err)
+		// The agreement is committed and its answer must say so: a charge
+		// that cannot be issued now (a payment already settled the down
+		// payment, a store error) is left out of the answer and issued
+		// through POST /v1/charges for the down payment's seq.
+		if ch, err := s.charges.Issue(ctx, t, charges.Input{DebtorKey: dk, ContractID: contractID, Seq: out.DownPaymentSeq, Method: charges.PIX}); err == nil {
+			out.Charge = ch
 		}
-		out.Charge = ch
 	}
 	return out, nil
 }
