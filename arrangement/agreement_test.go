@@ -339,3 +339,19 @@ func TestAgreementVersusSettlement(t *testing.T) {
 		})
 	}
 }
+
+func TestAgreementIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	f, dk := delinquent(t)
+	f.Clock.Set(at("2026-08-11", 10, 0))
+	body := agreementBody(30000, 3, "2026-09-10")
+	path := contractPath(dk, "C-1") + "/agreements"
+	s1, first := f.Do(t, http.MethodPost, path, f.keys["operator"], body, "Idempotency-Key", "ag-1")
+	s2, again := f.Do(t, http.MethodPost, path, f.keys["operator"], body, "Idempotency-Key", "ag-1")
+	if s1 != http.StatusCreated || s2 != http.StatusCreated || first["agreementId"] != again["agreementId"] {
+		t.Fatalf("retry: %d %v / %d %v", s1, first["agreementId"], s2, again["agreementId"])
+	}
+	if n := f.events(t, dk, "C-1", arrangement.EvAgreementSigned); n != 1 || len(f.load(t, dk, "C-1").Installments) != 7 {
+		t.Fatalf("%d agreements signed", n)
+	}
+}
