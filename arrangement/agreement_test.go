@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
 	"lastro/arrangement"
 	"lastro/charges"
+	"lastro/collections/keys"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
@@ -353,5 +356,30 @@ func TestAgreementIdempotencyKey(t *testing.T) {
 	}
 	if n := f.events(t, dk, "C-1", arrangement.EvAgreementSigned); n != 1 || len(f.load(t, dk, "C-1").Installments) != 7 {
 		t.Fatalf("%d agreements signed", n)
+	}
+}
+
+// TestUncommittedChunkIsInvisible: an instalment written by an agreement's
+// chunk whose header never committed (past the header's instalment count)
+// is not part of the contract, and the agreement signed afterwards
+// overwrites it.
+func TestUncommittedChunkIsInvisible(t *testing.T) {
+	t.Parallel()
+	f, dk := delinquent(t)
+	f.Clock.Set(at("2026-08-11", 10, 0))
+	orphan, err := attributevalue.MarshalMap(contract.Installment{PK: keys.Debtor(f.t.ID, dk), SK: keys.Installment("C-1", 4),
+		Type: contract.TypeInstallment, Seq: 4, OriginalDueDate: "2026-08-11", DueDate: "2026-08-11", PrincipalCents: 777, Status: contract.InstOpen, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db().Put(bg, orphan, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.load(t, dk, "C-1"); len(c.Installments) != 3 || c.Header.OutstandingCents != 300000 {
+		t.Fatalf("orphan visible: %d instalments, %d", len(c.Installments), c.Header.OutstandingCents)
+	}
+	f.agree(t, dk, "C-1", agreementBody(30000, 3, "2026-09-10"))
+	if in := f.load(t, dk, "C-1").Installment(4); in == nil || in.PrincipalCents != 30000 {
+		t.Fatalf("down payment: %+v", in)
 	}
 }
