@@ -246,6 +246,22 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 				"creditLeft": h.CreditCents, "on": date.String()}))
 		}
 	}
+	if h.Hold == regua.HoldAgreement && (due == policy.DueCheck || due == policy.BucketMove) {
+		// The agreement's own check: effective once its down payment is
+		// paid, lapsed when it was not by its date, broken when one of its
+		// instalments is overdue past the policy's days (ADR 0027). The
+		// agreement's write is conditioned on its status and version.
+		a, err := arrangement.CurrentAgreement(ctx, r.db(t), c)
+		if err != nil {
+			return nil, err
+		}
+		evs, acts, err := arrangement.AgreementDue(c, a, date, cal, dunning, now, actor)
+		if err != nil {
+			return nil, err
+		}
+		w.events = append(w.events, evs...)
+		w.writes = append(w.writes, acts...)
+	}
 	plan := c.Refresh(date, cal, dunning)
 	if due == policy.DueCheck || due == policy.BucketMove || due == policy.PromiseCheck {
 		w.out.executed = append(w.out.executed, due)

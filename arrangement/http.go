@@ -22,6 +22,13 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "A payment promise: PROMISE item, the régua paused until PROMISE_CHECK on the date; KEPT by the payments that reach its amount by then, else BROKEN",
 		Roles:   op, Request: PromiseInput{PromisedDate: "2026-10-02", AmountCents: 100000}, Response: Promise{}, Status: http.StatusCreated,
 		Idempotent: s.idem != nil}, s.postPromise, idem...)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: base + "/agreements",
+		Summary: "An agreement: the overdue instalments RENEGOTIATED (late charges made fact today) into a down payment and new instalments; IN_AGREEMENT, with the down payment's Pix charge",
+		Roles:   op, Request: AgreementInput{DownPaymentCents: 50000, Installments: 12, FirstDueDate: "2026-11-10"}, Response: Agreement{}, Status: http.StatusCreated,
+		Idempotent: s.idem != nil}, s.postAgreement, idem...)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: base + "/agreements/:agreementId",
+		Summary: "An agreement: its terms, the computation, the schedule with each instalment's status, and its status",
+		Roles:   op, Response: Agreement{}}, s.getAgreement)
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: base + "/disputes",
 		Summary: "Open a dispute (reason code): the régua, its contacts and bureau reporting pause until it is resolved",
 		Roles:   op, Request: DisputeInput{Reason: "NOT_RECOGNISED"}, Response: Dispute{}, Status: http.StatusCreated,
@@ -97,6 +104,34 @@ func (s *Service) postWriteOff(c echo.Context) error {
 		return err
 	}
 	out, err := s.WriteOff(c.Request().Context(), t, c.Param("debtorKey"), c.Param("contractId"), in, actorOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) postAgreement(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in AgreementInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.MakeAgreement(c.Request().Context(), t, c.Param("debtorKey"), c.Param("contractId"), in, actorOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+func (s *Service) getAgreement(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.GetAgreement(c.Request().Context(), t, c.Param("debtorKey"), c.Param("contractId"), c.Param("agreementId"))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"lastro/agenda/regua"
+	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
@@ -37,6 +38,7 @@ type Service struct {
 	policies *policy.Service
 	clock    clock.Clock
 	idem     *idem.Store
+	charges  *charges.Service
 }
 
 // Deps are what the service needs.
@@ -45,12 +47,13 @@ type Deps struct {
 	Tenants  *tenant.Service
 	Policies *policy.Service
 	Clock    clock.Clock
-	Idem     *idem.Store // Idempotency-Key on the creating POSTs; nil disables it
+	Idem     *idem.Store      // Idempotency-Key on the creating POSTs; nil disables it
+	Charges  *charges.Service // issues an agreement's down-payment charge; nil issues none
 }
 
 // NewService returns the arrangement service.
 func NewService(d Deps) *Service {
-	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem}
+	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, charges: d.Charges}
 }
 
 func (s *Service) db(t *tenant.Tenant) *kit.Tenant { return s.kit.Tenant(t.ID, t.CursorKey()) }

@@ -20,7 +20,7 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Sign a contract: header, instalments and event in one transaction (chunked over 97 instalments, header last); past-due instalments start it delinquent",
 		Roles:   op, Request: contractDoc{}, Response: Created{}, Status: http.StatusCreated, Idempotent: s.idem != nil}, s.create, idem...)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey/contracts/:contractId/installments",
-		Summary: "AP02: a contract's instalments, oldest first (?status=open|overdue|paid|renegotiated|all, derived from today)", Roles: op,
+		Summary: "AP02: a contract's instalments, oldest first (?status=open|overdue|paid|renegotiated|cancelled|all, derived from today)", Roles: op,
 		Response: InstallmentPage{}, Query: append([]string{"status"}, list...)}, s.installments)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey/contracts/:contractId/installments/:seq/events",
 		Summary: "AP09: the audit trail of one instalment (seq 0: the contract itself), oldest first", Roles: []web.Role{web.Compliance},

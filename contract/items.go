@@ -33,6 +33,9 @@ const (
 	InstOverdue      = "OVERDUE"
 	InstPaid         = "PAID"
 	InstRenegotiated = "RENEGOTIATED"
+	// InstCancelled is an agreement instalment of a lapsed agreement: it
+	// never owed anything (ADR 0027).
+	InstCancelled = "CANCELLED"
 )
 
 // Status reasons written by this package: statusReason says why the

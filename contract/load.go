@@ -81,6 +81,15 @@ func Load(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) 
 		return nil, nil
 	}
 	sort.Slice(c.Installments, func(i, j int) bool { return c.Installments[i].Seq < c.Installments[j].Seq })
+	// The header's count is the commit point of instalments added after
+	// signing: the chunks of a large agreement write its instalments
+	// before the header that counts them (ADR 0027), so one past the
+	// count belongs to an agreement that never committed.
+	if n := c.Header.InstallmentCount; n > 0 {
+		for len(c.Installments) > 0 && c.Installments[len(c.Installments)-1].Seq > n {
+			c.Installments = c.Installments[:len(c.Installments)-1]
+		}
+	}
 	c.readHeader = c.Header.Version
 	c.read = append([]Installment(nil), c.Installments...)
 	return c, nil
@@ -101,9 +110,23 @@ func stringAttr(it kit.Item, name string) string {
 // The header's action comes last.
 func (c *Contract) Save(now time.Time) ([]kit.Action, error) {
 	var actions []kit.Action
-	for i := range c.Installments {
+	// Instalments added since Load (an agreement's) come first, version
+	// 1, unconditioned: only the header's count, written in the same
+	// commit under its version condition, makes them part of the
+	// contract (Load ignores any past the count).
+	for i := len(c.read); i < len(c.Installments); i++ {
 		in := &c.Installments[i]
-		if i < len(c.read) && c.read[i] == *in {
+		in.Version = 1
+		it, err := marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		actions = append(actions, kit.PutAction(it, nil))
+	}
+	c.Header.InstallmentCount = max(c.Header.InstallmentCount, len(c.Installments))
+	for i := range c.read {
+		in := &c.Installments[i]
+		if c.read[i] == *in {
 			continue
 		}
 		in.Version = c.read[i].Version + 1
@@ -125,6 +148,10 @@ func (c *Contract) Save(now time.Time) ([]kit.Action, error) {
 	cond := expression.Name("version").Equal(expression.Value(c.readHeader))
 	return append(actions, kit.PutAction(it, &cond)), nil
 }
+
+// Added is how many instalments were appended since Load: the first
+// Added actions of Save are their Puts.
+func (c *Contract) Added() int { return len(c.Installments) - len(c.read) }
 
 // Changed lists the sequences of the instalments changed since Load.
 func (c *Contract) Changed() []int {

@@ -136,8 +136,10 @@ func statusFilter(s string) (func(InstallmentView) bool, error) {
 		return func(v InstallmentView) bool { return v.Status == InstPaid }, nil
 	case "renegotiated":
 		return func(v InstallmentView) bool { return v.Status == InstRenegotiated }, nil
+	case "cancelled":
+		return func(v InstallmentView) bool { return v.Status == InstCancelled }, nil
 	}
-	return nil, errs.E(errs.Invalid, "invalid_status", "status must be open, overdue, paid, renegotiated or all")
+	return nil, errs.E(errs.Invalid, "invalid_status", "status must be open, overdue, paid, renegotiated, cancelled or all")
 }
 
 // Installments is AP02: one Query on begins_with CT#<c>#IN#, oldest first,

@@ -57,9 +57,24 @@ type Dunning struct {
 	// MaxBrokenPromises refuses a new promise on a contract that already
 	// broke this many (0: no limit); MaxPromiseDays is how far ahead a
 	// promised date may be (0: DefaultMaxPromiseDays).
-	MaxBrokenPromises int    `json:"maxBrokenPromises,omitempty"`
-	MaxPromiseDays    int    `json:"maxPromiseDays,omitempty"`
-	CreatedAt         string `json:"createdAt,omitempty"`
+	MaxBrokenPromises int `json:"maxBrokenPromises,omitempty"`
+	MaxPromiseDays    int `json:"maxPromiseDays,omitempty"`
+	// AgreementBreakDays is how many days an agreement instalment may be
+	// overdue before the agreement breaks (0: DefaultAgreementBreakDays).
+	AgreementBreakDays int    `json:"agreementBreakDays,omitempty"`
+	CreatedAt          string `json:"createdAt,omitempty"`
+}
+
+// DefaultAgreementBreakDays is the agreement break of a policy that sets none.
+const DefaultAgreementBreakDays = 30
+
+// AgreementBreak is how many days an agreement instalment may be overdue
+// before the agreement breaks.
+func (d *Dunning) AgreementBreak() int {
+	if d != nil && d.AgreementBreakDays > 0 {
+		return d.AgreementBreakDays
+	}
+	return DefaultAgreementBreakDays
 }
 
 // DefaultMaxPromiseDays is the promise horizon of a policy that sets none.
@@ -94,6 +109,7 @@ type DunningInput struct {
 	Templates                map[string]string        `json:"templates,omitempty"`
 	MaxBrokenPromises        int                      `json:"maxBrokenPromises,omitempty"`
 	MaxPromiseDays           int                      `json:"maxPromiseDays,omitempty"`
+	AgreementBreakDays       int                      `json:"agreementBreakDays,omitempty"`
 }
 
 var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
@@ -149,12 +165,15 @@ func (in DunningInput) validate() (*Dunning, error) {
 	if in.MaxPromiseDays < 0 || in.MaxPromiseDays > 365 {
 		return nil, errs.E(errs.Invalid, "invalid_max_promise_days", "maxPromiseDays must be 0-365 (0: the default horizon)")
 	}
+	if in.AgreementBreakDays < 0 || in.AgreementBreakDays > 365 {
+		return nil, errs.E(errs.Invalid, "invalid_agreement_break_days", "agreementBreakDays must be 0-365 (0: the default)")
+	}
 	if err := in.validateContacts(); err != nil {
 		return nil, err
 	}
 	return &Dunning{Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
 		BureauNoticeToReportDays: in.BureauNoticeToReportDays, StateWindows: in.StateWindows, Templates: in.Templates,
-		MaxBrokenPromises: in.MaxBrokenPromises, MaxPromiseDays: in.MaxPromiseDays}, nil
+		MaxBrokenPromises: in.MaxBrokenPromises, MaxPromiseDays: in.MaxPromiseDays, AgreementBreakDays: in.AgreementBreakDays}, nil
 }
 
 func (d *Dunning) sameRules(o *Dunning) bool {
@@ -163,6 +182,7 @@ func (d *Dunning) sameRules(o *Dunning) bool {
 		eqw(d.ContactWindow.Saturday, o.ContactWindow.Saturday) && eqw(d.ContactWindow.Sunday, o.ContactWindow.Sunday) &&
 		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays &&
 		d.MaxBrokenPromises == o.MaxBrokenPromises && d.MaxPromiseDays == o.MaxPromiseDays &&
+		d.AgreementBreakDays == o.AgreementBreakDays &&
 		sameContacts(d, o)
 }
 

@@ -72,6 +72,7 @@ type dunningItem struct {
 	Templates                map[string]string        `dynamodbav:"templates,omitempty"`
 	MaxBrokenPromises        int                      `dynamodbav:"maxBrokenPromises,omitempty"`
 	MaxPromiseDays           int                      `dynamodbav:"maxPromiseDays,omitempty"`
+	AgreementBreakDays       int                      `dynamodbav:"agreementBreakDays,omitempty"`
 	CreatedAt                string                   `dynamodbav:"createdAt"`
 }
 
@@ -166,7 +167,7 @@ func (s *Service) Dunning(ctx context.Context, t *tenant.Tenant, v int) (*Dunnin
 	}
 	d := &Dunning{Version: it.Version, Name: sk, Steps: it.Steps, ContactWindow: it.ContactWindow,
 		MaxDailyContacts: it.MaxDailyContacts, BureauNoticeToReportDays: it.BureauNoticeToReportDays,
-		StateWindows: it.StateWindows, Templates: it.Templates, MaxBrokenPromises: it.MaxBrokenPromises, MaxPromiseDays: it.MaxPromiseDays,
+		StateWindows: it.StateWindows, Templates: it.Templates, MaxBrokenPromises: it.MaxBrokenPromises, MaxPromiseDays: it.MaxPromiseDays, AgreementBreakDays: it.AgreementBreakDays,
 		CreatedAt: it.CreatedAt}
 	s.remember(t.ID, sk, d)
 	return d, nil
@@ -254,7 +255,7 @@ func (s *Service) PutDunning(ctx context.Context, t *tenant.Tenant, in DunningIn
 		return attributevalue.MarshalMap(dunningItem{PK: keys.Tenant(t.ID), SK: dunningName(v), Type: "DUNNING_POLICY", Version: v,
 			Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: d.MaxDailyContacts,
 			BureauNoticeToReportDays: d.BureauNoticeToReportDays, StateWindows: d.StateWindows, Templates: d.Templates,
-			MaxBrokenPromises: d.MaxBrokenPromises, MaxPromiseDays: d.MaxPromiseDays, CreatedAt: now})
+			MaxBrokenPromises: d.MaxBrokenPromises, MaxPromiseDays: d.MaxPromiseDays, AgreementBreakDays: d.AgreementBreakDays, CreatedAt: now})
 	})
 	if err != nil {
 		return nil, false, err

@@ -36,7 +36,9 @@ const (
 
 // maxLines keeps a transaction within DynamoDB's 100 actions: the STL
 // item and the header, per instalment touched its update and its event,
-// and an open promise's write and its PromiseKept event (2 + 2k + 2 ≤ 100).
+// and an open promise's write and its PromiseKept event, or (never both: a
+// contract in an agreement takes no promise) the agreement made EFFECTIVE
+// and its event (2 + 2k + 2 ≤ 100).
 const maxLines = 48
 
 // Service applies settlements.
@@ -318,6 +320,16 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	if err != nil {
 		return nil, err
 	}
+	// The payment of an agreement's down payment makes it EFFECTIVE in
+	// this transaction, conditioned on it still being SIGNED (ADR 0027).
+	agreement, err := arrangement.CurrentAgreement(ctx, s.db(t), c)
+	if err != nil {
+		return nil, err
+	}
+	effective, err := arrangement.OnAgreementPayment(c, agreement, p.SettlementID, now)
+	if err != nil {
+		return nil, err
+	}
 	today := calendar.Today(now, t.Location)
 	if kept.Kept {
 		// The PROMISE_CHECK entry must go: the whole plan is re-derived.
@@ -380,6 +392,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 		actions = append(actions, kit.PutAction(ev, &notExists))
 	}
 	actions = append(actions, kept.Actions...)
+	actions = append(actions, effective...)
 	return &write{stl: stl, actions: actions}, nil
 }
 

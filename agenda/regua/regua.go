@@ -38,20 +38,21 @@ const (
 
 // Reasons (Plan.Why), machine-readable; written into the action's event.
 const (
-	WhyNextDue            = "NEXT_DUE"             // current: DUE_CHECK of the next instalment
-	WhyNoOpen             = "NO_OPEN_INSTALMENT"   // current and nothing open: no action
-	WhyPromise            = "PROMISE"              // PROMISE_CHECK on the promised date
-	WhyOnHold             = "ON_HOLD"              // dispute, write-off, settled: no action
-	WhyUnknownHold        = "UNKNOWN_HOLD"         // a hold this package does not know: paused
-	WhyLatestPassedStep   = "LATEST_PASSED_STEP"   // the latest step already owed runs now
-	WhyNoticeFirst        = "NOTICE_NOT_SKIPPED"   // BUREAU_NOTICE runs before the later owed steps
-	WhyReportFirst        = "REPORT_NOT_SKIPPED"   // BUREAU_REPORT runs before the later owed steps
-	WhyNoticeBeforeReport = "NOTICE_BEFORE_REPORT" // report owed without notice evidence: the notice instead
-	WhyNoticeWait         = "NOTICE_WAIT"          // report waits for notice + bureauNoticeToReportDays
-	WhyNextStep           = "NEXT_STEP"            // the next step, on its day
-	WhyBucketBoundary     = "BUCKET_BOUNDARY"      // BUCKET_MOVE at the crossing date
-	WhyReguaDone          = "REGUA_DONE"           // past the last step and boundary: off the agenda
-	WhyNoContactDay       = "NO_CONTACT_DAY"       // no contact day in 400 days: off the agenda
+	WhyNextDue            = "NEXT_DUE"              // current: DUE_CHECK of the next instalment
+	WhyNoOpen             = "NO_OPEN_INSTALMENT"    // current and nothing open: no action
+	WhyPromise            = "PROMISE"               // PROMISE_CHECK on the promised date
+	WhyAgreementBreak     = "AGREEMENT_BREAK_CHECK" // an agreement instalment reaches the break days
+	WhyOnHold             = "ON_HOLD"               // dispute, write-off, settled: no action
+	WhyUnknownHold        = "UNKNOWN_HOLD"          // a hold this package does not know: paused
+	WhyLatestPassedStep   = "LATEST_PASSED_STEP"    // the latest step already owed runs now
+	WhyNoticeFirst        = "NOTICE_NOT_SKIPPED"    // BUREAU_NOTICE runs before the later owed steps
+	WhyReportFirst        = "REPORT_NOT_SKIPPED"    // BUREAU_REPORT runs before the later owed steps
+	WhyNoticeBeforeReport = "NOTICE_BEFORE_REPORT"  // report owed without notice evidence: the notice instead
+	WhyNoticeWait         = "NOTICE_WAIT"           // report waits for notice + bureauNoticeToReportDays
+	WhyNextStep           = "NEXT_STEP"             // the next step, on its day
+	WhyBucketBoundary     = "BUCKET_BOUNDARY"       // BUCKET_MOVE at the crossing date
+	WhyReguaDone          = "REGUA_DONE"            // past the last step and boundary: off the agenda
+	WhyNoContactDay       = "NO_CONTACT_DAY"        // no contact day in 400 days: off the agenda
 )
 
 // Installment is what the régua needs of an instalment.
@@ -212,6 +213,18 @@ func Next(f Facts) Plan {
 		return p
 	case HoldAgreement:
 		dueCheck() // the agreement's instalments; never a régua step
+		p = p.bucketMoveFirst()
+		if p.Delinquent {
+			// An overdue instalment is checked again the day it is past
+			// the policy's agreementBreakDays: then the agreement breaks
+			// (ADR 0027). A bucket move on that day is the same check (the
+			// agenda runs the agreement's on either); a day already past is
+			// not planned again, so nothing loops on today.
+			if at := p.Payable.AddDays(pol.AgreementBreak() + 1); at.After(f.Today) && (p.Action == "" || at.Before(p.Date)) {
+				p.Action, p.Date, p.Step, p.Skipped, p.Why = policy.DueCheck, at, nil, nil, WhyAgreementBreak
+			}
+		}
+		return p
 	case HoldPromise:
 		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate, f.Today), WhyPromise
 		if !p.Delinquent {
