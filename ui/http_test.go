@@ -111,6 +111,14 @@ func TestFormWithoutCSRFIsRefused(t *testing.T) {
 	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "2026-09-29") || !strings.Contains(after, "R$ 150,00") {
 		t.Error("the promise is not on the debtor page")
 	}
+	// A manual contact, with the token: listed under the last days'.
+	contact := url.Values{"csrf": {csrfOf(t, page)}, "contractId": {"C-UI-000"}, "channel": {"SMS"}, "template": {"MANUAL"}}
+	if resp, body := post(t, c, s.URL+path+"/contacts", contact); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("contact: %d %s", resp.StatusCode, body)
+	}
+	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "SMS · MANUAL · allowed") {
+		t.Error("the contact is not on the debtor page")
+	}
 }
 
 func TestRevokedKeyEndsItsSession(t *testing.T) {
