@@ -410,7 +410,7 @@ func (u *UI) contact(c echo.Context) error {
 	dk := c.Param("debtorKey")
 	a := actor(c)
 	claim := contactlimit.Claim{DebtorKey: dk, ContractID: c.FormValue("contractId"), Channel: contactlimit.Channel(c.FormValue("channel")),
-		Template: c.FormValue("template"), Action: contactlimit.ManualAction, Actor: debtor.Actor{Role: a.Role, RequestID: a.RequestID}}
+		Template: c.FormValue("template"), Action: contactlimit.ManualAction, Actor: debtor.Actor(a)}
 	ctx := c.Request().Context()
 	var at contactlimit.Attempt
 	if u.d.Contacts.CanDeliver() {

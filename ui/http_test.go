@@ -2,6 +2,8 @@ package ui_test
 
 import (
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -83,6 +85,26 @@ func TestLoginSetsSignedCookieWithoutTheKey(t *testing.T) {
 	post(t, c, s.URL+"/ui/logout", url.Values{"csrf": {csrfOf(t, page)}})
 	if resp, _ := get(t, c, s.URL+"/ui/suspense"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after logout: %d, want 303 to the login", resp.StatusCode)
+	}
+}
+
+func TestSessionCookieIsSecureOverTLS(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	srv := httptest.NewTLSServer(s.Handler())
+	t.Cleanup(srv.Close)
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	jar, _ := cookiejar.New(nil)
+	c.Jar = jar
+	_, html := get(t, c, srv.URL+"/ui/login")
+	resp, _ := post(t, c, srv.URL+"/ui/login", url.Values{"csrf": {csrfOf(t, html)}, "key": {s.keys["supervisor"]}})
+	secure := false
+	for _, ck := range resp.Cookies() {
+		secure = secure || ck.Name == ui.SessionCookie && ck.Secure && ck.HttpOnly
+	}
+	if resp.StatusCode != http.StatusSeeOther || !secure {
+		t.Errorf("login over TLS: %d, secure session cookie %v", resp.StatusCode, secure)
 	}
 }
 
