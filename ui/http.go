@@ -119,7 +119,6 @@ func (u *UI) Routes(srv *web.Server) {
 	staff := []string{"operator", "supervisor", "compliance"}
 	writers := []string{"operator", "supervisor"}
 	page(http.MethodGet, "/", "redirects to the portfolio, or to the login without a session", u.home)
-	page(http.MethodGet, "/ui/", "redirects to the portfolio, or to the login without a session", u.home)
 	page(http.MethodGet, "/ui/static/style.css", "the pages' style sheet", u.style)
 	page(http.MethodGet, "/ui/login", "login form taking an API key", u.loginForm)
 	page(http.MethodPost, "/ui/login", "log in: sets a signed HttpOnly session cookie (never the key)", u.login)
@@ -207,7 +206,7 @@ func (u *UI) fail(c echo.Context, err error) error {
 func (u *UI) toLogin(c echo.Context) error {
 	next := c.Request().URL.Path
 	if c.Request().Method != http.MethodGet {
-		next = "/ui/"
+		next = "/"
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/login?next="+url.QueryEscape(safeNext(next)))
 }
@@ -304,11 +303,8 @@ func (u *UI) login(c echo.Context) error {
 	s := Session{TenantID: tid, Role: role, Fingerprint: fp, Expires: u.d.Clock.Now().Add(u.d.SessionTTL).Unix()}
 	u.cookie(c, SessionCookie, u.sign.Encode(s), "/", int(u.d.SessionTTL/time.Second))
 	u.cookie(c, loginCookie, "", "/ui/login", -1)
-	next := safeNext(c.FormValue("next"))
-	if next == "/ui/" && role != "supervisor" {
-		next = "/ui/debtors"
-	}
-	return c.Redirect(http.StatusSeeOther, next)
+	// "/" sends each role to its start page (home).
+	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 }
 
 func (u *UI) logout(c echo.Context) error {
