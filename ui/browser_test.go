@@ -66,12 +66,12 @@ func newShots(t *testing.T) *shots {
 
 func (s *shots) take(ctx context.Context, name string) {
 	s.t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		s.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	s.n++
-	path := filepath.Join(s.dir, strings.ReplaceAll(s.t.Name(), "/", "_")+"-"+itoa2(s.n)+"-"+name+".jpg")
+	path := filepath.Join(s.dir, strings.ReplaceAll(s.t.Name(), "/", "_")+"-"+itoa2(s.n)+"-"+name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		s.t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestBrowser(t *testing.T) {
 	var seen, balances []string
 	for page := range 3 {
 		ids := value(t, ctx, "ids", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#portfolio tbody a.debtor')].map(a => a.textContent)`))
-		outs := value(t, ctx, "balances", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#portfolio tbody tr td:nth-child(3)')].map(td => td.textContent)`))
+		outs := value(t, ctx, "balances", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#portfolio tbody tr td:nth-child(2)')].map(td => td.textContent)`))
 		want := 10
 		if page == 2 {
 			want = 6
