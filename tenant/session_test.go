@@ -28,10 +28,10 @@ func TestSessionFingerprints(t *testing.T) {
 		return errors.As(err, &e) && e.Kind == errs.Unauth
 	}
 	tests := []struct {
-		name      string
-		tenantID  string
-		fp        string
-		wantRole  string
+		name       string
+		tenantID   string
+		fp         string
+		wantRole   string
 		wantUnauth bool
 	}{
 		{"its own tenant", a.ID, fp, "operator", false},
