@@ -31,6 +31,7 @@ import (
 	"lastro/portfolio"
 	"lastro/settlement"
 	"lastro/tenant"
+	"lastro/ui"
 )
 
 // DB is the part of the SDK client the engine uses: the kit's item
@@ -84,7 +85,9 @@ type Engine struct {
 	// Arrangements are promises, disputes and write-off.
 	Arrangements *arrangement.Service
 	Portfolio    *portfolio.Service
-	Sealer       pii.Sealer
+	// UI is the web pages (docs/adr/0031).
+	UI     *ui.UI
+	Sealer pii.Sealer
 
 	db    DB
 	table string
@@ -142,6 +145,10 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
 		Charges: e.Charges})
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
+	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
+		Arrangements: e.Arrangements, Contacts: e.Contacts, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
+		return nil, err
+	}
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
 	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
 	e.routes()
@@ -164,6 +171,7 @@ func (e *Engine) routes() {
 	e.Settlement.Routes(e.Web)
 	e.Arrangements.Routes(e.Web)
 	e.Portfolio.Routes(e.Web)
+	e.UI.Routes(e.Web)
 }
 
 // Ready reports whether the store answers for the table.

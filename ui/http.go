@@ -1,0 +1,524 @@
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"lastro/agenda"
+	"lastro/arrangement"
+	"lastro/collections/calendar"
+	"lastro/collections/clock"
+	"lastro/collections/errs"
+	"lastro/collections/secret"
+	"lastro/collections/web"
+	"lastro/contactlimit"
+	"lastro/contract"
+	"lastro/debtor"
+	"lastro/portfolio"
+	"lastro/settlement"
+	"lastro/tenant"
+)
+
+//go:embed templates
+var files embed.FS
+
+// Cookie names. The session cookie is scoped to the pages; the login
+// nonce only to the login form.
+const (
+	SessionCookie = "lastro_session"
+	loginCookie   = "lastro_login"
+)
+
+// DefaultSessionTTL is how long a login lasts when Deps.SessionTTL is 0.
+const DefaultSessionTTL = 8 * time.Hour
+
+// PageSize is how many rows a portfolio page shows.
+const PageSize = 10
+
+// contactDays is how far back the debtor page lists contacts.
+const contactDays = 7
+
+// Deps are the services the pages read and write through: the same
+// calls the API makes.
+type Deps struct {
+	Tenants      *tenant.Service
+	Debtors      *debtor.Service
+	Portfolio    *portfolio.Service
+	Agenda       *agenda.Runner
+	Settlement   *settlement.Service
+	Arrangements *arrangement.Service
+	Contacts     *contactlimit.Gateway
+	Clock        clock.Clock
+	Logger       *slog.Logger
+	// DataKey derives the session-signing secret (NewSigner).
+	DataKey    []byte
+	SessionTTL time.Duration // 0: DefaultSessionTTL
+}
+
+// UI serves the web pages.
+type UI struct {
+	d     Deps
+	sign  Signer
+	pages map[string]*template.Template
+	css   []byte
+}
+
+var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense"}
+
+// New parses the embedded templates and returns the pages.
+func New(d Deps) (*UI, error) {
+	if d.Tenants == nil || d.Debtors == nil || d.Portfolio == nil || d.Agenda == nil || d.Settlement == nil ||
+		d.Arrangements == nil || d.Contacts == nil || d.Clock == nil {
+		return nil, errors.New("ui: missing a service")
+	}
+	if len(d.DataKey) == 0 {
+		return nil, errors.New("ui: no data key")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.SessionTTL <= 0 {
+		d.SessionTTL = DefaultSessionTTL
+	}
+	u := &UI{d: d, sign: NewSigner(d.DataKey), pages: map[string]*template.Template{}}
+	funcs := template.FuncMap{"money": money, "cents": anyCents}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("ui: parse %s: %w", name, err)
+		}
+		u.pages[name] = t
+	}
+	css, err := files.ReadFile("templates/style.css")
+	if err != nil {
+		return nil, err
+	}
+	u.css = css
+	return u, nil
+}
+
+// Routes registers the pages. They are public to the API's bearer
+// authentication: each checks its own session cookie.
+func (u *UI) Routes(srv *web.Server) {
+	page := func(method, path, summary string, h echo.HandlerFunc) {
+		srv.Handle(web.Doc{Method: method, Path: path, Summary: "Web page (HTML): " + summary, Public: true}, h)
+	}
+	sup := []string{"supervisor"}
+	staff := []string{"operator", "supervisor", "compliance"}
+	writers := []string{"operator", "supervisor"}
+	page(http.MethodGet, "/", "redirects to the portfolio, or to the login without a session", u.home)
+	page(http.MethodGet, "/ui/static/style.css", "the pages' style sheet", u.style)
+	page(http.MethodGet, "/ui/login", "login form taking an API key", u.loginForm)
+	page(http.MethodPost, "/ui/login", "log in: sets a signed HttpOnly session cookie (never the key)", u.login)
+	page(http.MethodPost, "/ui/logout", "log out", u.with(staff, u.logout))
+	page(http.MethodGet, "/ui/portfolio", "portfolio by bucket, largest first (?bucket=&cursor=), supervisor", u.with(sup, u.portfolio))
+	page(http.MethodGet, "/ui/debtors", "open a debtor by key (?key=)", u.with(staff, u.find))
+	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
+	page(http.MethodPost, "/ui/debtors/:debtorKey/promises", "record a promise to pay", u.with(writers, u.promise))
+	page(http.MethodPost, "/ui/debtors/:debtorKey/contacts", "record a manual contact", u.with(writers, u.contact))
+	page(http.MethodGet, "/ui/agenda", "the day's agenda per shard and action (?date=&shard=), supervisor", u.with(sup, u.agenda))
+	page(http.MethodPost, "/ui/agenda/run", "run the day's workers now, supervisor", u.with(sup, u.runAgenda))
+	page(http.MethodGet, "/ui/suspense", "unmatched settlements, supervisor", u.with(sup, u.suspense))
+	page(http.MethodPost, "/ui/suspense/:settlementId/resolve", "assign a suspended settlement to a charge, supervisor", u.with(sup, u.resolve))
+}
+
+// view is what every page template gets.
+type view struct {
+	Session    *Session
+	Supervisor bool
+	CSRF       string
+	Flash      string
+	Problem    string
+	Data       any
+}
+
+const sessionKey = "lastro.ui.session"
+const cookieKey = "lastro.ui.cookie"
+
+func sessionOf(c echo.Context) *Session {
+	s, _ := c.Get(sessionKey).(*Session)
+	return s
+}
+
+func (u *UI) newView(c echo.Context, data any) view {
+	v := view{Data: data}
+	if s := sessionOf(c); s != nil {
+		v.Session, v.Supervisor = s, s.Role == "supervisor"
+		v.CSRF = u.sign.CSRF(c.Get(cookieKey).(string))
+	}
+	if f, ok := flashes[c.QueryParam("flash")]; ok {
+		v.Flash = f
+	}
+	return v
+}
+
+// flashes are the fixed messages a redirect may name: never text from
+// the request.
+var flashes = map[string]string{
+	"promise":  "Promise recorded.",
+	"contact":  "Contact recorded.",
+	"resolved": "Settlement applied.",
+}
+
+func (u *UI) render(c echo.Context, status int, name string, v view) error {
+	var b bytes.Buffer
+	if err := u.pages[name].ExecuteTemplate(&b, "layout", v); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	return c.HTMLBlob(status, b.Bytes())
+}
+
+type errorData struct {
+	Status         int
+	Title, Message string
+}
+
+// fail answers err as an error page; a lost session goes to the login.
+func (u *UI) fail(c echo.Context, err error) error {
+	status, _, msg := errs.Public(err)
+	if status == http.StatusUnauthorized {
+		return u.toLogin(c)
+	}
+	if status >= 500 {
+		u.d.Logger.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "error", err.Error())
+		msg = "something went wrong; try again"
+	}
+	return u.render(c, status, "error", u.newView(c, errorData{Status: status, Title: http.StatusText(status), Message: msg}))
+}
+
+func (u *UI) toLogin(c echo.Context) error {
+	next := c.Request().URL.Path
+	if c.Request().Method != http.MethodGet {
+		next = "/"
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/login?next="+url.QueryEscape(safeNext(next)))
+}
+
+// with lets a page through with a valid session whose key is still
+// active, of one of roles; a POST also needs the session's CSRF token.
+func (u *UI) with(roles []string, h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ck, err := c.Cookie(SessionCookie)
+		if err != nil {
+			return u.toLogin(c)
+		}
+		s, err := u.sign.Decode(ck.Value, u.d.Clock.Now())
+		if err != nil {
+			return u.toLogin(c)
+		}
+		role, err := u.d.Tenants.CheckFingerprint(c.Request().Context(), s.TenantID, s.Fingerprint)
+		if err != nil {
+			if status, _, _ := errs.Public(err); status == http.StatusUnauthorized {
+				u.clearSession(c)
+			}
+			return u.fail(c, err)
+		}
+		s.Role = role
+		c.Set(sessionKey, &s)
+		c.Set(cookieKey, ck.Value)
+		web.SetPrincipal(c, web.Principal{TenantID: s.TenantID, Role: web.Role(role)})
+		if c.Request().Method == http.MethodPost && !u.sign.CheckCSRF(ck.Value, c.FormValue("csrf")) {
+			return u.fail(c, errs.E(errs.Permission, "csrf", "the form has expired or did not come from this site: reload the page and try again"))
+		}
+		if !slices.Contains(roles, role) {
+			return u.fail(c, errs.E(errs.Permission, "forbidden", "the %s role may not open this page", role))
+		}
+		return h(c)
+	}
+}
+
+func (u *UI) cookie(c echo.Context, name, value, path string, maxAge int) {
+	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: c.IsTLS() || c.Scheme() == "https"})
+}
+
+func (u *UI) clearSession(c echo.Context) { u.cookie(c, SessionCookie, "", "/", -1) }
+
+func (u *UI) home(c echo.Context) error {
+	if ck, err := c.Cookie(SessionCookie); err == nil {
+		if s, err := u.sign.Decode(ck.Value, u.d.Clock.Now()); err == nil {
+			if s.Role == "supervisor" {
+				return c.Redirect(http.StatusSeeOther, "/ui/portfolio")
+			}
+			return c.Redirect(http.StatusSeeOther, "/ui/debtors")
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/login")
+}
+
+func (u *UI) style(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "max-age=300")
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", u.css)
+}
+
+type loginData struct{ Next string }
+
+// loginForm sets a fresh nonce cookie and puts its HMAC in the form: the
+// login's CSRF token, before any session exists.
+func (u *UI) loginForm(c echo.Context) error {
+	return u.showLogin(c, http.StatusOK, "")
+}
+
+func (u *UI) showLogin(c echo.Context, status int, problem string) error {
+	nonce := b64.EncodeToString(secret.Random(18))
+	u.cookie(c, loginCookie, nonce, "/ui/login", 3600)
+	v := view{CSRF: u.sign.CSRF("login:" + nonce), Problem: problem, Data: loginData{Next: safeNext(c.FormValue("next"))}}
+	return u.render(c, status, "login", v)
+}
+
+func (u *UI) login(c echo.Context) error {
+	nc, err := c.Cookie(loginCookie)
+	if err != nil || !u.sign.CheckCSRF("login:"+nc.Value, c.FormValue("csrf")) {
+		return u.showLogin(c, http.StatusForbidden, "The form expired or did not come from this site: try again.")
+	}
+	key := strings.TrimSpace(c.FormValue("key"))
+	tid, role, fp, err := u.d.Tenants.SignIn(c.Request().Context(), key, tenant.ClientAddress(c))
+	if err != nil {
+		status, _, msg := errs.Public(err)
+		if status == http.StatusUnauthorized {
+			msg = "That API key is not valid."
+		} else if status >= 500 {
+			u.d.Logger.Error("login failed", "request_id", web.RequestID(c), "error", err.Error())
+			msg = "something went wrong; try again"
+		}
+		return u.showLogin(c, status, msg)
+	}
+	s := Session{TenantID: tid, Role: role, Fingerprint: fp, Expires: u.d.Clock.Now().Add(u.d.SessionTTL).Unix()}
+	u.cookie(c, SessionCookie, u.sign.Encode(s), "/", int(u.d.SessionTTL/time.Second))
+	u.cookie(c, loginCookie, "", "/ui/login", -1)
+	// "/" sends each role to its start page (home).
+	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
+}
+
+func (u *UI) logout(c echo.Context) error {
+	u.clearSession(c)
+	return c.Redirect(http.StatusSeeOther, "/ui/login")
+}
+
+func (u *UI) tenant(c echo.Context) (*tenant.Tenant, error) { return u.d.Tenants.From(c) }
+
+type portfolioData struct {
+	Buckets []string
+	Bucket  string
+	Page    *portfolio.Page
+}
+
+func (u *UI) portfolio(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	b := c.QueryParam("bucket")
+	if b == "" {
+		b = portfolio.Buckets[0]
+	}
+	p, err := u.d.Portfolio.Page(c.Request().Context(), t, portfolio.Params{Bucket: b, Limit: PageSize, Cursor: c.QueryParam("cursor")})
+	if err != nil {
+		return u.fail(c, err)
+	}
+	return u.render(c, http.StatusOK, "portfolio", u.newView(c, portfolioData{Buckets: portfolio.Buckets, Bucket: b, Page: p}))
+}
+
+func (u *UI) find(c echo.Context) error {
+	if k := strings.TrimSpace(c.QueryParam("key")); k != "" {
+		if err := debtor.ValidKey(k); err != nil {
+			return u.fail(c, err)
+		}
+		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(k))
+	}
+	return u.render(c, http.StatusOK, "find", u.newView(c, nil))
+}
+
+type debtorData struct {
+	View        *debtor.View360
+	Contacts    []map[string]any
+	ContactDays int
+	Events      []contract.EventView
+	EventsOf    string
+}
+
+func (u *UI) debtor(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	v, err := u.d.Debtors.View(c.Request().Context(), t, c.Param("debtorKey"), debtor.DefaultViewLimit, "")
+	if err != nil {
+		return u.fail(c, err)
+	}
+	since := calendar.MustParse(v.Today).AddDays(-contactDays).String()
+	d := debtorData{View: v, ContactDays: contactDays, Contacts: recentContacts(v.Contacts, since)}
+	if ev := c.QueryParam("events"); ev != "" {
+		cid, seq, err := parseEventsParam(ev)
+		if err != nil {
+			return u.fail(c, err)
+		}
+		d.EventsOf = ev
+		d.Events = instalmentEvents(v, cid, seq)
+	}
+	return u.render(c, http.StatusOK, "debtor", u.newView(c, d))
+}
+
+func actor(c echo.Context) contract.Actor {
+	s := sessionOf(c)
+	return contract.Actor{Role: s.Role, RequestID: web.RequestID(c)}
+}
+
+func (u *UI) promise(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	cents, err := parseCents(c.FormValue("amount"))
+	if err != nil {
+		return u.fail(c, errs.E(errs.Invalid, "invalid_amount", "%s", err.Error()))
+	}
+	dk := c.Param("debtorKey")
+	in := arrangement.PromiseInput{PromisedDate: c.FormValue("promisedDate"), AmountCents: cents}
+	if _, err := u.d.Arrangements.MakePromise(c.Request().Context(), t, dk, c.FormValue("contractId"), in, actor(c)); err != nil {
+		return u.fail(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=promise")
+}
+
+func (u *UI) contact(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	dk := c.Param("debtorKey")
+	a := actor(c)
+	claim := contactlimit.Claim{DebtorKey: dk, ContractID: c.FormValue("contractId"), Channel: contactlimit.Channel(c.FormValue("channel")),
+		Template: c.FormValue("template"), Action: contactlimit.ManualAction, Actor: debtor.Actor(a)}
+	ctx := c.Request().Context()
+	var at contactlimit.Attempt
+	if u.d.Contacts.CanDeliver() {
+		at, err = u.d.Contacts.Send(ctx, t, claim)
+		var se *contactlimit.SendError
+		if errors.As(err, &se) && at.AttemptID != "" {
+			err = nil // counted, not delivered: the attempt's evidence says so
+		}
+	} else {
+		at, err = u.d.Contacts.Claim(ctx, t, claim)
+	}
+	if err != nil {
+		return u.fail(c, err)
+	}
+	if !at.Allowed {
+		return u.fail(c, errs.E(errs.Limit, "contact_blocked", "contact not allowed: %s; the attempt was recorded", at.Reason))
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=contact")
+}
+
+type agendaGroup struct {
+	Shard   int
+	Action  string
+	Entries []agenda.Entry
+}
+
+type agendaData struct {
+	Date     string
+	Shard    string
+	MaxShard int
+	Groups   []agendaGroup
+	Next     string
+	Report   *agenda.Report
+}
+
+func (u *UI) agenda(c echo.Context) error { return u.showAgenda(c, nil) }
+
+func (u *UI) showAgenda(c echo.Context, rep *agenda.Report) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	q := agenda.ListQuery{Shard: -1, Limit: 200, Date: calendar.Today(u.d.Clock.Now(), t.Location)}
+	if rep != nil {
+		q.Date = calendar.MustParse(rep.Date)
+	} else if s := c.QueryParam("date"); s != "" {
+		if q.Date, err = calendar.Parse(s); err != nil {
+			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD"))
+		}
+	}
+	shard := c.QueryParam("shard")
+	if shard != "" && rep == nil {
+		n, err := strconv.Atoi(shard)
+		if err != nil || n < 0 || n >= t.Shards {
+			return u.fail(c, errs.E(errs.Invalid, "invalid_shard", "shard must be 0-%d", t.Shards-1))
+		}
+		q.Shard = n
+	} else {
+		shard = ""
+	}
+	cursor := ""
+	if rep == nil {
+		cursor = c.QueryParam("cursor")
+	}
+	l, err := u.d.Agenda.List(c.Request().Context(), t, q, cursor)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	d := agendaData{Date: q.Date.String(), Shard: shard, MaxShard: t.Shards - 1, Groups: groupAgenda(l.Items), Report: rep}
+	if l.NextCursor != nil {
+		d.Next = *l.NextCursor
+	}
+	return u.render(c, http.StatusOK, "agenda", u.newView(c, d))
+}
+
+func (u *UI) runAgenda(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	today := calendar.Today(u.d.Clock.Now(), t.Location)
+	rep, err := u.d.Agenda.Run(c.Request().Context(), t, today, agenda.Options{})
+	u.d.Agenda.YieldInterrupted(c.Request().Context(), t, rep)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	return u.showAgenda(c, rep)
+}
+
+type suspenseData struct{ Page *settlement.UnmatchedPage }
+
+func (u *UI) suspense(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	p, err := u.d.Settlement.ListUnmatched(c.Request().Context(), t, 50, c.QueryParam("cursor"))
+	if err != nil {
+		return u.fail(c, err)
+	}
+	return u.render(c, http.StatusOK, "suspense", u.newView(c, suspenseData{Page: p}))
+}
+
+func (u *UI) resolve(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	a := actor(c)
+	if _, err := u.d.Settlement.Resolve(c.Request().Context(), t, c.Param("settlementId"), strings.TrimSpace(c.FormValue("chargeId")),
+		settlement.Resolver{Role: a.Role, RequestID: a.RequestID}); err != nil {
+		return u.fail(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/suspense?flash=resolved")
+}
