@@ -18,14 +18,8 @@ import (
 
 var bg = context.Background()
 
-// sp is São Paulo's offset on every date of these tests (no DST since 2019).
-var sp = time.FixedZone("BRT", -3*3600)
-
 // at is a São Paulo wall-clock instant.
-func at(date string, hour, minute int) time.Time {
-	d := calendar.MustParse(date)
-	return time.Date(d.Year(), d.Month(), d.Day(), hour, minute, 0, 0, sp)
-}
+var at = enginetest.SaoPaulo
 
 type fixture struct {
 	*enginetest.Env

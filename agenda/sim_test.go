@@ -514,7 +514,7 @@ func simContracts(t *testing.T) int {
 
 // nextMonday is the first Monday in São Paulo after now.
 func nextMonday(now time.Time) calendar.Date {
-	d := calendar.Of(now, sp).AddDays(1)
+	d := calendar.Of(now, enginetest.SaoPaulo("2026-01-01", 0, 0).Location()).AddDays(1)
 	for d.Weekday() != time.Monday {
 		d = d.AddDays(1)
 	}

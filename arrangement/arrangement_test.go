@@ -26,12 +26,8 @@ import (
 
 var bg = context.Background()
 
-var sp = time.FixedZone("BRT", -3*3600)
-
-func at(date string, hour, minute int) time.Time {
-	d := calendar.MustParse(date)
-	return time.Date(d.Year(), d.Month(), d.Day(), hour, minute, 0, 0, sp)
-}
+// at is a São Paulo wall-clock instant.
+var at = enginetest.SaoPaulo
 
 type fixture struct {
 	*enginetest.Env
@@ -177,17 +173,7 @@ func (f *fixture) events(t *testing.T, dk, id, eventType string) int {
 // indexed returns the contract ids on an index partition.
 func (f *fixture) indexed(t *testing.T, index, partition string) []string {
 	t.Helper()
-	p, err := f.db().QueryPage(bg, kit.Query{Index: index, Partition: partition}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, it := range p.Items {
-		var h contract.Header
-		_ = attributevalue.UnmarshalMap(it, &h)
-		ids = append(ids, h.ContractID)
-	}
-	return ids
+	return f.ContractIDs(t, f.t, kit.Query{Index: index, Partition: partition})
 }
 
 // delinquent signs C-1 (due Friday 08-07) and runs 08-10: DUE_CHECK and

@@ -113,17 +113,7 @@ func (f *fixture) portfolio(t testing.TB, bucket string) []string {
 // contractIDs returns the contract ids of the headers on an index page.
 func (f *fixture) contractIDs(t testing.TB, q kit.Query) []string {
 	t.Helper()
-	p, err := f.db().QueryPage(bg, q, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, it := range p.Items {
-		var h contract.Header
-		_ = attributevalue.UnmarshalMap(it, &h)
-		ids = append(ids, h.ContractID)
-	}
-	return ids
+	return f.ContractIDs(t, f.t, q)
 }
 
 func pay(settlementID, chargeID string, amount int64, paidAt time.Time) settlement.Payload {

@@ -38,6 +38,8 @@ import (
 	"lastro/engine"
 	"lastro/settlement"
 	"lastro/tenant"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
 
 // DefaultNow is the fixture's instant unless At says otherwise: Thursday
@@ -389,4 +391,32 @@ func Monthly(first string, n int, principalCents, interestCents int64) []contrac
 			PrincipalCents: contract.Cents(principalCents), InterestCents: contract.Cents(interestCents)}
 	}
 	return out
+}
+
+// saoPaulo is the tests' tenant zone (no daylight saving since 2019).
+var saoPaulo = time.FixedZone("BRT", -3*3600)
+
+// SaoPaulo is a wall-clock instant in São Paulo: the tests' tenants' zone.
+func SaoPaulo(date string, hour, minute int) time.Time {
+	d := calendar.MustParse(date)
+	return time.Date(d.Year(), d.Month(), d.Day(), hour, minute, 0, 0, saoPaulo)
+}
+
+// ContractIDs returns the contract ids of the headers on the first page of
+// q (an agenda or portfolio partition, say) in tn.
+func (e *Env) ContractIDs(t testing.TB, tn *tenant.Tenant, q kit.Query) []string {
+	t.Helper()
+	p, err := e.Kit.Tenant(tn.ID, tn.CursorKey()).QueryPage(context.Background(), q, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, it := range p.Items {
+		var h contract.Header
+		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, h.ContractID)
+	}
+	return ids
 }
