@@ -1,10 +1,7 @@
 package agenda_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -86,32 +83,10 @@ func (f *fixture) runAt(t *testing.T, now time.Time) map[string]int {
 }
 
 // outbox returns the messages sent, in order.
-func (f *fixture) outbox(t *testing.T) []map[string]any {
-	t.Helper()
-	return jsonLines(t, f.OutboxPath)
-}
+func (f *fixture) outbox(t *testing.T) []map[string]any { return f.Outbox(t) }
 
-func jsonLines(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	fh, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
+// jsonLines reads a JSON-lines file (the bureau file).
+var jsonLines = enginetest.JSONLines
 
 func TestDueCheckMakesTheContractDelinquentAndRunsTheFirstStep(t *testing.T) {
 	t.Parallel()

@@ -1,9 +1,7 @@
 package arrangement_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -132,27 +130,7 @@ func (f *fixture) deliver(t *testing.T, stlID string, ch *charges.Issued, paidAt
 	}
 }
 
-func (f *fixture) outbox(t *testing.T) []map[string]any {
-	t.Helper()
-	fh, err := os.Open(f.OutboxPath)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
+func (f *fixture) outbox(t *testing.T) []map[string]any { return f.Outbox(t) }
 
 // events counts the contract-level events of a type.
 func (f *fixture) events(t *testing.T, dk, id, eventType string) int {

@@ -420,3 +420,31 @@ func (e *Env) ContractIDs(t testing.TB, tn *tenant.Tenant, q kit.Query) []string
 	}
 	return ids
 }
+
+// JSONLines reads a JSON-lines file (the outbox, the bureau file) into
+// one map per line, in order; none when the file does not exist yet.
+func JSONLines(t testing.TB, path string) []map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for line := range bytes.Lines(raw) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%s: line %q: %v", filepath.Base(path), line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Outbox is the contact messages this engine sent, in order.
+func (e *Env) Outbox(t testing.TB) []map[string]any {
+	t.Helper()
+	return JSONLines(t, e.OutboxPath)
+}
