@@ -162,6 +162,7 @@ func (e *Engine) routes() {
 	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
 	e.Tenants.Routes(e.Web)
 	e.Tenants.HolidayRoutes(e.Web)
+	e.Tenants.BoletoRoutes(e.Web)
 	e.Policies.Routes(e.Web)
 	e.Debtors.Routes(e.Web)
 	e.Contracts.Routes(e.Web)
