@@ -28,8 +28,12 @@ import (
 const RecordLen = 240
 
 // MaxReturnLines bounds a return file before anything else is done with
-// it: a day's return of a large beneficiary, well within one request.
-const MaxReturnLines = 10_000
+// it: about 2000 titles, a large beneficiary's day, whose 242-byte lines
+// (CRLF) fit the API's 1 MiB body limit (MaxReturnBytes).
+const MaxReturnLines = 4096
+
+// MaxReturnBytes is the most a file of MaxReturnLines CRLF lines takes.
+const MaxReturnBytes = MaxReturnLines * (RecordLen + 2)
 
 // Movement codes (código de movimento retorno) of a liquidation.
 const (

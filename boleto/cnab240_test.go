@@ -70,7 +70,7 @@ func TestParseReturnRefusesMalformedFiles(t *testing.T) {
 		{"truncated: no trailers", func(l cnabtest.Lines) string { return l[:7].CRLF() }, 8, "truncated"},
 		{"truncated mid-line", func(l cnabtest.Lines) string { return l[:4].CRLF() + l[4][:100] }, 5, "characters"},
 		{"short line", func(l cnabtest.Lines) string { l[2] = l[2][:239]; return l.LF() }, 3, "characters"},
-				{"long line", func(l cnabtest.Lines) string { l[3] += "    "; return l.CRLF() }, 4, "more than 240"},
+		{"long line", func(l cnabtest.Lines) string { l[3] += "    "; return l.CRLF() }, 4, "more than 240"},
 		{"241 characters", func(l cnabtest.Lines) string { l[3] += " "; return l.LF() }, 4, "characters"},
 		{"a tab", edit(4, 200, "\t"), 4, "printable"},
 		{"not a return", edit(1, 143, "1"), 1, "not a return file"},
