@@ -125,8 +125,8 @@ func (b Boleto) LineDigits() string {
 	return f1 + string(mod10(f1)) + f2 + string(mod10(f2)) + f3 + string(mod10(f3)) + bc[4:5] + bc[5:19]
 }
 
-// DueDate decodes the factor to a date, in the window around ref that
-// FEBRABAN sets for the restarted factor (DateOfFactor). ok is false
+// DueDate decodes the factor to a date within the window around ref
+// (DateOfFactor) that tells the restarted factor's cycles apart. ok is false
 // when the boleto has no due date (factor 0000).
 func (b Boleto) DueDate(ref calendar.Date) (d calendar.Date, ok bool, err error) {
 	if b.Factor == 0 {
