@@ -239,3 +239,39 @@ func TestNewAndLayoutRefuseBadParts(t *testing.T) {
 		t.Fatalf("DueDate of factor 0: %v %v", ok, err)
 	}
 }
+
+// TestParsePublishedLines reads two linhas digitáveis published by
+// others, so Parse is checked against check digits it did not compute.
+// Neither is from a bank's or FEBRABAN's manual: the first is the example
+// of Pluggy's payments documentation ("Bank Slips (Boleto) Payments"), a
+// Banco do Brasil boleto of R$ 1,00; the second the example of the README
+// of the boleto_parser JavaScript package, a Banco Inter boleto of
+// R$ 151,30 that the README says is due on 2022-05-31.
+func TestParsePublishedLines(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		line, ref, barcode, bank, due string
+		factor                        int
+		cents                         int64
+	}{
+		{"00190500954014481606906809350314337370000000100", "2008-01-15", "00193373700000001000500940144816060680935031", "001", "2007-12-31", 3737, 100},
+		{"07790.00116 12064.449908 08159.365561 7 90020000015130", "2022-05-01", "07797900200000151300001112064449900815936556", "077", "2022-05-31", 9002, 15130},
+	}
+	for _, tt := range tests {
+		b, err := Parse(tt.line)
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", tt.line, err)
+		}
+		due, ok, err := b.DueDate(calendar.MustParse(tt.ref))
+		if b.Bank != tt.bank || b.Factor != tt.factor || b.AmountCents != tt.cents || b.Barcode() != tt.barcode || err != nil || !ok || due.String() != tt.due {
+			t.Fatalf("Parse(%s) = %+v due %s %v; want bank %s factor %d cents %d due %s", tt.line, b, due, err, tt.bank, tt.factor, tt.cents, tt.due)
+		}
+		if strings.ReplaceAll(strings.ReplaceAll(b.Line(), ".", ""), " ", "") != strings.ReplaceAll(strings.ReplaceAll(tt.line, ".", ""), " ", "") {
+			t.Fatalf("Line() = %s, want %s", b.Line(), tt.line)
+		}
+		// Read from the barcode, the same boleto.
+		if fromBars, err := Parse(tt.barcode); err != nil || fromBars != b {
+			t.Fatalf("Parse(%s) = %+v, %v", tt.barcode, fromBars, err)
+		}
+	}
+}
