@@ -3,12 +3,16 @@ package charges_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"lastro/boleto"
 	"lastro/charges"
+	"lastro/collections/calendar"
 	"lastro/contract"
 	"lastro/engine/enginetest"
+	"lastro/tenant"
 )
 
 // issueOver registers a debtor of a new tenant and signs a contract whose
@@ -96,4 +100,66 @@ func TestBoletoIsPayableUntilTheEndOfItsDueDate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBoletoChargeAnswersItsBarcode: a boleto charge's id is a nosso
+// número of the tenant's convênio (the demo one until it sets its own),
+// and its barcode and linha digitável carry the bank, the quoted amount,
+// the due date and that nosso número, every check digit right.
+func TestBoletoChargeAnswersItsBarcode(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 9, 26, 13, 0, 0, 0, time.UTC) // a Saturday: due Monday 09-28
+	env, keys, dk, ch := issueOver(t, at, charges.BOLETO)
+	check := func(ch map[string]any, convenio, carteira string) {
+		t.Helper()
+		id, _ := ch["chargeId"].(string)
+		if len(id) != 17 || !strings.HasPrefix(id, convenio) {
+			t.Fatalf("chargeId %q, want a nosso número of convênio %s", id, convenio)
+		}
+		for _, form := range []string{"barcode", "linhaDigitavel"} {
+			s, _ := ch[form].(string)
+			b, err := boleto.Parse(s)
+			if err != nil {
+				t.Fatalf("%s %q: %v", form, s, err)
+			}
+			due, ok, err := b.DueDate(calendar.MustParse("2026-09-26"))
+			fields, known := b.Fields()
+			if b.Bank != "001" || b.AmountCents != int64(ch["amountCents"].(float64)) || err != nil || !ok || due.String() != ch["computedFor"] ||
+				!known || fields[1].Value != id || fields[3].Value != carteira {
+				t.Fatalf("%s %q decodes to %+v due %s (%v): fields %v, charge %v", form, s, b, due, err, fields, ch)
+			}
+		}
+		if ch["barcode"] == ch["linhaDigitavel"] || ch["computedFor"] != "2026-09-28" {
+			t.Fatalf("charge %v", ch)
+		}
+	}
+	check(ch, tenant.DefaultBoleto.Convenio, tenant.DefaultBoleto.Carteira)
+
+	sup := keys["supervisor"]
+	for _, tt := range []struct {
+		body, code string
+	}{
+		{`{"bank":"237","convenio":"7654321","carteira":"09"}`, "unsupported_bank"},
+		{`{"bank":"001","convenio":"765432","carteira":"18"}`, "invalid_boleto_settings"},
+		{`{"bank":"001","convenio":"7654321","carteira":"18","agencia":"1"}`, "invalid_json"},
+	} {
+		if status, out := env.Do(t, http.MethodPut, "/v1/tenant/boleto", sup, tt.body); status != http.StatusBadRequest || enginetest.ErrorCode(out) != tt.code {
+			t.Errorf("%s: %d %v, want 400 %s", tt.body, status, out, tt.code)
+		}
+	}
+	if status, _ := env.Do(t, http.MethodPut, "/v1/tenant/boleto", keys["operator"], `{"bank":"001","convenio":"7654321","carteira":"18"}`); status != http.StatusForbidden {
+		t.Fatalf("operator set the boleto settings: %d", status)
+	}
+	status, set := env.Do(t, http.MethodPut, "/v1/tenant/boleto", sup, `{"bank":"001","convenio":"7654321","carteira":"18"}`)
+	if status != http.StatusOK || set["convenio"] != "7654321" || set["default"] != false {
+		t.Fatalf("set: %d %v", status, set)
+	}
+	if status, got := env.Do(t, http.MethodGet, "/v1/tenant/boleto", keys["operator"], ""); status != http.StatusOK || got["carteira"] != "18" {
+		t.Fatalf("get: %d %v", status, got)
+	}
+	status, again := env.Do(t, http.MethodPost, "/v1/charges", keys["operator"], fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-1","seq":2,"method":"BOLETO"}`, dk))
+	if status != http.StatusCreated {
+		t.Fatalf("second boleto: %d %v", status, again)
+	}
+	check(again, "7654321", "18")
 }

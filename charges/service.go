@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"lastro/boleto"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
@@ -77,6 +78,10 @@ type Issued struct {
 	DaysLate      int        `json:"daysLate"`
 	Breakdown     Components `json:"breakdown"`
 	ChargesPolicy string     `json:"chargesPolicy"`
+	// A boleto's barcode (44 digits) and linha digitável (as printed), due
+	// on ComputedFor for AmountCents under the tenant's boleto settings.
+	Barcode        string `json:"barcode,omitempty"`
+	LinhaDigitavel string `json:"linhaDigitavel,omitempty"`
 }
 
 // Validity says how long a charge is payable for its quoted amount: a Pix
@@ -116,6 +121,7 @@ type chargeItem struct {
 	ExpiresAt     string     `dynamodbav:"expiresAt"` // a string: the table's TTL ignores it (ADR 0009)
 	Validity      Validity   `dynamodbav:"validity"`
 	CreatedAt     string     `dynamodbav:"createdAt"`
+	Barcode       string     `dynamodbav:"barcode,omitempty"` // a boleto's 44 digits
 	Version       int        `dynamodbav:"version"`
 }
 
@@ -170,7 +176,8 @@ func randomFrom(alphabet string, n int) string {
 }
 
 // NewChargeID generates a charge id: a Pix txid of 32 alphanumerics (the
-// Central Bank allows 26 to 35) or a 17-digit boleto nosso número.
+// Central Bank allows 26 to 35) or a 17-digit boleto nosso número (Issue
+// puts the tenant's convênio in its first 7 digits: boletoID).
 func NewChargeID(method string) string {
 	if method == BOLETO {
 		return randomFrom("123456789", 1) + randomFrom("0123456789", 16)
@@ -264,10 +271,18 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	for attempt := 0; attempt < 3; attempt++ {
 		out.ChargeID = s.newID(in.Method)
+		if in.Method == BOLETO {
+			if out.ChargeID, err = boletoID(t, out.ChargeID); err != nil {
+				return nil, err
+			}
+			if out.Barcode, out.LinhaDigitavel, err = barcode(t, out.ChargeID, payDate, out.AmountCents); err != nil {
+				return nil, err
+			}
+		}
 		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
 			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
 			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: exp,
-			Validity: validity, CreatedAt: ts, Version: 1})
+			Validity: validity, CreatedAt: ts, Barcode: out.Barcode, Version: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -287,4 +302,38 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		}
 	}
 	return nil, errs.E(errs.Transient, "charge_id_collision", "could not allocate a charge id; retry")
+}
+
+// boletoID makes a generated 17-digit number a nosso número of the
+// tenant's convênio: the convênio's 7 digits, then the number's last 10
+// (a sequence the bank leaves to the beneficiary). The charge id is the
+// nosso número, so a return file's liquidation finds its charge by it.
+func boletoID(t *tenant.Tenant, generated string) (string, error) {
+	set := t.Boleto()
+	if _, err := set.Layout(); err != nil {
+		return "", err
+	}
+	return set.Convenio + generated[len(generated)-10:], nil
+}
+
+// barcode lays out the boleto of nosso número nn due on due for cents
+// under the tenant's settings.
+func barcode(t *tenant.Tenant, nn string, due calendar.Date, cents int64) (bars, line string, err error) {
+	set := t.Boleto()
+	l, err := set.Layout()
+	if err != nil {
+		return "", "", err
+	}
+	free, err := l.FreeField(nn)
+	if err != nil {
+		return "", "", fmt.Errorf("boleto free field: %w", err)
+	}
+	if cents > boleto.MaxAmountCents {
+		return "", "", errs.E(errs.Rule, "amount_too_large_for_boleto", "a boleto holds at most R$ 99,999,999.99; use Pix")
+	}
+	b, err := boleto.New(l.Bank(), due, cents, free)
+	if err != nil {
+		return "", "", fmt.Errorf("boleto: %w", err)
+	}
+	return b.Barcode(), b.Line(), nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"lastro/agenda"
 	"lastro/arrangement"
+	"lastro/boleto/returns"
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/idem"
@@ -85,6 +86,8 @@ type Engine struct {
 	// Arrangements are promises, disputes and write-off.
 	Arrangements *arrangement.Service
 	Portfolio    *portfolio.Service
+	// Returns imports banks' CNAB 240 return files.
+	Returns *returns.Service
 	// UI is the web pages (docs/adr/0031).
 	UI     *ui.UI
 	Sealer pii.Sealer
@@ -145,6 +148,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
 		Charges: e.Charges})
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
+	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement})
 	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
 		Arrangements: e.Arrangements, Contacts: e.Contacts, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
 		return nil, err
@@ -162,6 +166,7 @@ func (e *Engine) routes() {
 	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
 	e.Tenants.Routes(e.Web)
 	e.Tenants.HolidayRoutes(e.Web)
+	e.Tenants.BoletoRoutes(e.Web)
 	e.Policies.Routes(e.Web)
 	e.Debtors.Routes(e.Web)
 	e.Contracts.Routes(e.Web)
@@ -169,6 +174,7 @@ func (e *Engine) routes() {
 	e.Agenda.Routes(e.Web)
 	e.Charges.Routes(e.Web)
 	e.Settlement.Routes(e.Web)
+	e.Returns.Routes(e.Web)
 	e.Arrangements.Routes(e.Web)
 	e.Portfolio.Routes(e.Web)
 	e.UI.Routes(e.Web)

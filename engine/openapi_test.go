@@ -77,6 +77,14 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("webhook parameters lack %s: %s", h, hook)
 		}
 	}
+	// The return-file import takes the bank's file as text, not JSON.
+	returns := mustJSON(t, doc.Paths["/v1/boletos/returns"]["post"]["requestBody"])
+	if !strings.Contains(returns, `"text/plain":{"schema":{"type":"string"}}`) || doc.Paths["/v1/boletos/returns"]["post"]["responses"].(map[string]any)["413"] == nil {
+		t.Errorf("return-file import body: %s", returns)
+	}
+	if doc.Paths["/v1/tenant/boleto"]["put"] == nil || doc.Paths["/v1/tenant/boleto"]["get"] == nil {
+		t.Error("the boleto settings are not documented")
+	}
 	if out := os.Getenv("LASTRO_OPENAPI_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(raw), 0o600); err != nil {
 			t.Fatal(err)

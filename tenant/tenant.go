@@ -47,8 +47,9 @@ type Tenant struct {
 	DunningPolicy int // current dunning policy version (0: none yet)
 	Version       int
 	CreatedAt     time.Time
-	Holidays      []string // the tenant's extra non-business days (ISO dates), beyond the national ones
-	MessagingURL  string   // the tenant's messaging provider webhook ("" : none); messaging.go
+	Holidays      []string        // the tenant's extra non-business days (ISO dates), beyond the national ones
+	MessagingURL  string          // the tenant's messaging provider webhook ("" : none); messaging.go
+	boleto        *BoletoSettings // nil: DefaultBoleto; boleto.go
 	calendar      *calendar.Calendar
 	secrets       secrets
 }
@@ -91,21 +92,22 @@ func (t *Tenant) Today(now time.Time) string { return now.In(t.Location).Format(
 
 // record is the TENANT item.
 type record struct {
-	PK            string   `dynamodbav:"PK"`
-	SK            string   `dynamodbav:"SK"`
-	Type          string   `dynamodbav:"type"`
-	TenantID      string   `dynamodbav:"tenantId"`
-	Name          string   `dynamodbav:"name"`
-	TimeZone      string   `dynamodbav:"timezone"`
-	Shards        int      `dynamodbav:"shards"`
-	KeyVersion    int      `dynamodbav:"keyVersion"`
-	ChargesPolicy int      `dynamodbav:"chargesPolicy"`
-	DunningPolicy int      `dynamodbav:"dunningPolicy"`
-	Secrets       []byte   `dynamodbav:"secrets"`
-	Version       int      `dynamodbav:"version"`
-	CreatedAt     string   `dynamodbav:"createdAt"`
-	Holidays      []string `dynamodbav:"holidays,omitempty"`
-	MessagingURL  string   `dynamodbav:"messagingUrl,omitempty"`
+	PK            string          `dynamodbav:"PK"`
+	SK            string          `dynamodbav:"SK"`
+	Type          string          `dynamodbav:"type"`
+	TenantID      string          `dynamodbav:"tenantId"`
+	Name          string          `dynamodbav:"name"`
+	TimeZone      string          `dynamodbav:"timezone"`
+	Shards        int             `dynamodbav:"shards"`
+	KeyVersion    int             `dynamodbav:"keyVersion"`
+	ChargesPolicy int             `dynamodbav:"chargesPolicy"`
+	DunningPolicy int             `dynamodbav:"dunningPolicy"`
+	Secrets       []byte          `dynamodbav:"secrets"`
+	Version       int             `dynamodbav:"version"`
+	CreatedAt     string          `dynamodbav:"createdAt"`
+	Holidays      []string        `dynamodbav:"holidays,omitempty"`
+	MessagingURL  string          `dynamodbav:"messagingUrl,omitempty"`
+	Boleto        *BoletoSettings `dynamodbav:"boleto,omitempty"`
 }
 
 // directoryRecord is a tenant's entry in the platform's directory of
@@ -460,7 +462,7 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
 	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
 		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
-		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, secrets: sec}
+		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, boleto: rec.Boleto, secrets: sec}
 	if len(rec.Holidays) > 0 {
 		var extra []calendar.Date
 		for _, h := range rec.Holidays {

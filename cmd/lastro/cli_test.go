@@ -107,6 +107,8 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		{[]string{"table", "-h"}, []string{"create|describe|definition"}},
 		{[]string{"demo", "-h"}, []string{"demo seed"}},
 		{[]string{"ddb", "-h"}, []string{"ddb serve"}},
+		{[]string{"boleto", "parse", "-h"}, []string{"-today"}},
+		{[]string{"boleto", "-h"}, []string{"boleto parse"}},
 		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker"}},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -47,6 +48,8 @@ commands:
                run the dunning agenda once (every tenant and shard by default); progress on
                stderr, one JSON report per tenant on stdout; interrupted, it resumes on the next run
   ddb serve    run the embedded DynamoDB-compatible store standalone
+  boleto parse [--today D] <linha>
+               decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
 `
@@ -76,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return workerCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
+	case "boleto":
+		return boletoCmd(args[1:], stdout, stderr, time.Now())
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

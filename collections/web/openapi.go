@@ -21,6 +21,9 @@ type Doc struct {
 	Status       int    // success status; default 200
 	Idempotent   bool   // accepts an Idempotency-Key header
 	Query        []string
+	// RawBody is the media type of a request body that is not JSON (a
+	// bank's text file: "text/plain"); it is documented as a string.
+	RawBody string
 	// OperationID names the operation; "" derives it from the method and
 	// the path (OperationID), which is unique because routes are.
 	OperationID string
@@ -70,7 +73,7 @@ func errorStatuses(d Doc, params []string) []int {
 	if len(params) > 0 {
 		out = append(out, http.StatusNotFound)
 	}
-	if d.Request != nil {
+	if d.Request != nil || d.RawBody != "" {
 		out = append(out, http.StatusRequestEntityTooLarge)
 	}
 	if d.Idempotent {
@@ -187,6 +190,8 @@ func (s *Server) Document() map[string]any {
 		}
 		if d.Request != nil {
 			op["requestBody"] = map[string]any{"required": true, "content": jsonContent(schemaOf(d.Request))}
+		} else if d.RawBody != "" {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{d.RawBody: map[string]any{"schema": map[string]any{"type": "string"}}}}
 		}
 		if d.Public {
 			op["security"] = []any{}

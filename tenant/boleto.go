@@ -1,0 +1,85 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"lastro/boleto"
+	"lastro/collections/errs"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+)
+
+// BoletoSettings are the tenant's agreement with the bank that issues its
+// boletos: the bank's FEBRABAN code, the convênio and the carteira. Only
+// Banco do Brasil's 7-digit convênio is laid out so far (boleto.BBConvenio7).
+type BoletoSettings struct {
+	Bank     string `json:"bank" dynamodbav:"bank"`         // "001"
+	Convenio string `json:"convenio" dynamodbav:"convenio"` // 7 digits, the first not zero
+	Carteira string `json:"carteira" dynamodbav:"carteira"` // 2 digits
+	// Default is true when the tenant set nothing and these are the
+	// demonstration settings (DefaultBoleto).
+	Default bool `json:"default" dynamodbav:"-"`
+}
+
+// BoletoInput is the body of PUT /v1/tenant/boleto.
+type BoletoInput struct {
+	Bank     string `json:"bank"`
+	Convenio string `json:"convenio"`
+	Carteira string `json:"carteira"`
+}
+
+// DefaultBoleto are the settings of a tenant that set none: Banco do
+// Brasil, the made-up convênio 1234567 and carteira 17. They let a demo
+// issue well-formed boletos; no bank knows the convênio, so a tenant
+// collecting real money sets its own (PUT /v1/tenant/boleto).
+var DefaultBoleto = BoletoSettings{Bank: boleto.BankBB, Convenio: "1234567", Carteira: "17", Default: true}
+
+// Boleto is the tenant's boleto settings, DefaultBoleto when it set none.
+func (t *Tenant) Boleto() BoletoSettings {
+	if t.boleto == nil {
+		return DefaultBoleto
+	}
+	return *t.boleto
+}
+
+// Layout is the free-field layout of the settings.
+func (b BoletoSettings) Layout() (boleto.Layout, error) {
+	if b.Bank != boleto.BankBB {
+		return nil, errs.E(errs.Invalid, "unsupported_bank", "bank must be 001 (Banco do Brasil): no other bank's free field is laid out yet")
+	}
+	l := boleto.BBConvenio7{Convenio: b.Convenio, Carteira: b.Carteira}
+	if err := l.Validate(); err != nil {
+		return nil, errs.E(errs.Invalid, "invalid_boleto_settings", "convenio must be 7 digits, the first not zero, and carteira 2 digits")
+	}
+	return l, nil
+}
+
+// SetBoleto replaces the tenant's boleto settings. Boletos issued before
+// keep the barcode they were issued with; a return file is matched with
+// the settings current when it is imported. Conditioned on the tenant's
+// version.
+func (s *Service) SetBoleto(ctx context.Context, t *Tenant, in BoletoSettings) (*BoletoSettings, error) {
+	in.Default = false
+	if _, err := in.Layout(); err != nil {
+		return nil, err
+	}
+	ctx, _ = kit.Operation(ctx, "tenant.boleto")
+	upd := expression.Set(expression.Name("boleto"), expression.Value(in)).
+		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
+		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
+	cond := expression.Name("version").Equal(expression.Value(t.Version))
+	_, err := s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: keys.Tenant(t.ID), SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
+	s.Invalidate(t.ID)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return nil, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set boleto: %w", err)
+	}
+	return &in, nil
+}
