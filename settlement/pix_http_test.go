@@ -3,6 +3,7 @@ package settlement_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
+	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
@@ -384,6 +386,16 @@ func TestPixRefundOfASuspendedPaymentGoesToReview(t *testing.T) {
 	if u, err := f.Settlement.ListUnmatched(bg, f.t, 10, ""); err != nil || len(u.Items) != 1 || u.Items[0].Reason != settlement.ReasonNoTxID {
 		t.Fatalf("suspense: %+v %v", u, err)
 	}
+	// Money that went back to the payer is not applied by a resolve.
+	dk, ch := lateContract(t, f.fixture, "C-1")
+	snap := f.partition(t, dk)
+	_, err = f.Settlement.Resolve(bg, f.t, e2e(1), ch.ChargeID, settlement.Resolver{Role: "supervisor"})
+	if status, code, _ := errs.Public(err); status != http.StatusUnprocessableEntity || code != "settlement_reversed" {
+		t.Fatalf("resolve of a refunded payment: %v", err)
+	}
+	if !reflect.DeepEqual(f.partition(t, dk), snap) {
+		t.Fatal("the refused resolve changed the debtor's items")
+	}
 }
 
 // The payer's details a PSP sends (infoPagador, a name and a CPF in an
@@ -409,4 +421,70 @@ func TestPixWebhookKeepsNoPersonalData(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Deliveries of the same refund racing each other (a PSP retrying while
+// the first call is still in flight) reverse it once: the REV record's
+// condition lets one transaction commit, the others answer
+// already_reversed.
+func TestPixConcurrentRefundDeliveriesReverseOnce(t *testing.T) {
+	t.Parallel()
+	f := newPixFixture(t)
+	dk, ch := lateContract(t, f.fixture, "C-1")
+	pay := pixPay{e2e: e2e(1), txid: ch.ChargeID, valor: "1024.67", refunds: []pixRefund{{"dev1", rtr(1), "1024.67", settlement.RefundReturned}}}
+	body := pixBody(pay)
+	const n = 6
+	type answer struct {
+		status int
+		raw    string
+		err    error
+	}
+	answers := make(chan answer, n)
+	for range n {
+		go func() {
+			status, raw, err := f.deliverPix(body)
+			answers <- answer{status, raw, err}
+		}()
+	}
+	reversed := 0
+	for range n {
+		a := <-answers
+		if a.err != nil || a.status != http.StatusOK {
+			t.Fatalf("delivery: %d %s %v", a.status, a.raw, a.err)
+		}
+		if strings.Contains(a.raw, `"status":"reversed"`) {
+			reversed++
+		}
+	}
+	if reversed != 1 {
+		t.Fatalf("%d deliveries reversed the refund, want 1", reversed)
+	}
+	if evs := f.events(t, dk, "C-1", "1", settlement.EvSettlementReversed); len(evs) != 1 {
+		t.Fatalf("%d reversal events, want 1", len(evs))
+	}
+	if evs := f.events(t, dk, "C-1", "1", settlement.EvSettlementApplied); len(evs) != 1 {
+		t.Fatalf("%d payment events, want 1", len(evs))
+	}
+	if in := f.load(t, dk, "C-1").Installment(1); in.Status != contract.InstOpen || in.PaidCents != 0 {
+		t.Fatalf("instalment: %+v", in)
+	}
+}
+
+// deliverPix posts a signed Pix webhook from any goroutine.
+func (f *pixFixture) deliverPix(body string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, f.URL+pixPaths[0], strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	h := enginetest.WebhookHeaders(f.secret, body, f.Clock.Now())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(h[0], h[1])
+	req.Header.Set(h[2], h[3])
+	resp, err := f.HTTP.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }

@@ -162,7 +162,7 @@ func TestDecodePix(t *testing.T) {
 		{"refund bad status", pixBody(strings.Replace(withRefund, `"DEVOLVIDO"`, `"OK"`, 1)), "invalid_refund_status", "pix[0].devolucoes[0]"},
 		{"refund bad valor", pixBody(strings.Replace(withRefund, `"10.00"`, `"10"`, 1)), "invalid_valor", "pix[0].devolucoes[0]"},
 		{"refund twice", pixBody(strings.Replace(withRefund, refund, refund+","+refund, 1)), "duplicate_refund", "pix[0].devolucoes[1]"},
-		{"too large", pixBody(pixEntry(e2e1, "c", "1.00", "2026-09-24T13:15:00Z"), `{"x":"` + strings.Repeat("a", MaxPixBodyBytes) + `"}`), "body_too_large", ""},
+		{"too large", pixBody(pixEntry(e2e1, "c", "1.00", "2026-09-24T13:15:00Z"), `{"x":"`+strings.Repeat("a", MaxPixBodyBytes)+`"}`), "body_too_large", ""},
 	}
 	for _, tt := range bad {
 		_, err := DecodePix([]byte(tt.body))

@@ -226,9 +226,20 @@ func (s *Service) reversal(ctx context.Context, t *tenant.Tenant, settlementID s
 	}
 	switch {
 	case stl == nil:
-		return s.reviewOnly(t, rev, ReviewSettlementNotFound, now)
+		return s.reviewOnly(t, rev, ReviewSettlementNotFound, now, nil)
 	case stl.Outcome != OutcomeApplied:
-		return s.reviewOnly(t, rev, ReviewSettlementUnmatched, now)
+		// The money is in suspense: nothing to reopen, but the record
+		// counts the refund (version-conditioned), so a resolve can no
+		// longer apply money that went back to the payer.
+		stl.ReversedCents += r.ValorCents
+		stl.Version++
+		stlAV, err := attributevalue.MarshalMap(stl)
+		if err != nil {
+			return nil, nil, err
+		}
+		keepUnmodelled(stlAV, stlRaw)
+		sameVersion := expression.Name("version").Equal(expression.Value(stl.Version - 1))
+		return s.reviewOnly(t, rev, ReviewSettlementUnmatched, now, []kit.Action{kit.PutAction(stlAV, &sameVersion)})
 	}
 	rev.DebtorKey, rev.ContractID = stl.DebtorKey, stl.ContractID
 	c, err := contract.Load(ctx, db, t.ID, stl.DebtorKey, stl.ContractID)
@@ -236,7 +247,7 @@ func (s *Service) reversal(ctx context.Context, t *tenant.Tenant, settlementID s
 		return nil, nil, err
 	}
 	if c == nil {
-		return s.reviewOnly(t, rev, ReviewContractNotFound, now)
+		return s.reviewOnly(t, rev, ReviewContractNotFound, now, nil)
 	}
 	dv, err := contract.PolicyVersion(c.Header.DunningPolicy)
 	if err != nil {
@@ -273,11 +284,7 @@ func (s *Service) reversal(ctx context.Context, t *tenant.Tenant, settlementID s
 	if err != nil {
 		return nil, nil, err
 	}
-	for k, v := range stlRaw { // keep what this type does not model (a resolution)
-		if _, ok := stlAV[k]; !ok {
-			stlAV[k] = v
-		}
-	}
+	keepUnmodelled(stlAV, stlRaw)
 	sameVersion := expression.Name("version").Equal(expression.Value(stl.Version - 1))
 	revAV, err := attributevalue.MarshalMap(rev)
 	if err != nil {
@@ -329,9 +336,19 @@ func (s *Service) reversal(ctx context.Context, t *tenant.Tenant, settlementID s
 	return actions, &rev, nil
 }
 
-// reviewOnly is a reversal that moves no balance: its record and its
-// review entry.
-func (s *Service) reviewOnly(t *tenant.Tenant, rev revItem, reason string, now time.Time) ([]kit.Action, *revItem, error) {
+// keepUnmodelled copies into item the attributes of raw (the item as
+// read) that stlItem does not model, such as a resolution's.
+func keepUnmodelled(item, raw kit.Item) {
+	for k, v := range raw {
+		if _, ok := item[k]; !ok {
+			item[k] = v
+		}
+	}
+}
+
+// reviewOnly is a reversal that moves no balance: its record, its review
+// entry and the extra actions given.
+func (s *Service) reviewOnly(t *tenant.Tenant, rev revItem, reason string, now time.Time, extra []kit.Action) ([]kit.Action, *revItem, error) {
 	rev.Outcome, rev.Reason, rev.UnreversedCents = ReversalReview, reason, rev.AmountCents
 	revAV, err := attributevalue.MarshalMap(rev)
 	if err != nil {
@@ -342,7 +359,7 @@ func (s *Service) reviewOnly(t *tenant.Tenant, rev revItem, reason string, now t
 	if err != nil {
 		return nil, nil, err
 	}
-	return []kit.Action{kit.PutAction(revAV, &notExists), a}, &rev, nil
+	return append([]kit.Action{kit.PutAction(revAV, &notExists), a}, extra...), &rev, nil
 }
 
 func (s *Service) reviewAction(t *tenant.Tenant, rev revItem, now time.Time) (kit.Action, error) {
