@@ -178,7 +178,7 @@ type pixDoc struct {
 
 type pixPaymentDoc struct {
 	EndToEndID string         `json:"endToEndId"`
-	TxID       string         `json:"txid"`
+	TxID       string         `json:"txid,omitempty"`
 	Valor      string         `json:"valor"`
 	Horario    string         `json:"horario"`
 	Devolucoes []pixRefundDoc `json:"devolucoes,omitempty"`
@@ -190,7 +190,7 @@ type pixRefundDoc struct {
 	Valor   string `json:"valor"`
 	Horario struct {
 		Solicitacao string `json:"solicitacao"`
-		Liquidacao  string `json:"liquidacao"`
+		Liquidacao  string `json:"liquidacao,omitempty"`
 	} `json:"horario"`
 	Status string `json:"status"`
 }
@@ -209,7 +209,7 @@ func (s *Service) pixRoutes(srv *web.Server) {
 			summary = "The Pix API webhook registered with \"/pix\" in its URL (a PSP appends \"/pix\" again): the same as POST /v1/webhooks/{tenantId}/pix"
 		}
 		srv.Handle(web.Doc{Method: http.MethodPost, Path: path, Summary: summary, Public: true, Request: example, Response: PixAnswer{},
-			Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
+			Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			Headers: []web.Header{
 				{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
 				{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
