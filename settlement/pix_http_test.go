@@ -488,3 +488,27 @@ func (f *pixFixture) deliverPix(body string) (int, string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
 }
+
+// A refund of the payment that settled a contract reopens it: ACTIVE,
+// PAYMENT_REVERSED while nothing is overdue, back on the agenda.
+func TestPixRefundReopensASettledContract(t *testing.T) {
+	t.Parallel()
+	f := newPixFixture(t)
+	dk := f.contract(t, "C-1x", "2026-10-13", 1) // due in the future
+	ch := f.charge(t, dk, "C-1x", 1)
+	pay := pixPay{e2e: e2e(1), txid: ch.ChargeID, valor: fmt.Sprintf("%d.%02d", ch.AmountCents/100, ch.AmountCents%100)}
+	if status, out := f.post(t, pixPaths[0], pixBody(pay)); status != http.StatusOK {
+		t.Fatalf("payment: %d %v", status, out)
+	}
+	if h := f.load(t, dk, "C-1x").Header; h.Status != contract.StatusSettled || h.NextAction != "" {
+		t.Fatalf("after the payment: %+v", h)
+	}
+	pay.refunds = []pixRefund{{"dev1", rtr(1), "1.00", settlement.RefundReturned}}
+	if status, out := f.post(t, pixPaths[0], pixBody(pay)); status != http.StatusOK {
+		t.Fatalf("refund: %d %v", status, out)
+	}
+	h := f.load(t, dk, "C-1x").Header
+	if h.Status != contract.StatusActive || h.StatusReason != contract.ReasonPaymentReversed || h.OutstandingCents != 100 || h.NextAction == "" || h.GSI1PK == "" {
+		t.Fatalf("after the refund: %+v", h)
+	}
+}
