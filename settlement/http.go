@@ -35,6 +35,65 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
 	s.resolveRoute(srv)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/reversals",
+		Summary: "Reversals to review, oldest first: Pix refunds that could not be taken back by rule (money in suspense, renegotiated instalments, credit since spent), " +
+			"with the cents not reversed (one Query on the tenant's suspense partition; ADR 0040)",
+		Roles: []web.Role{web.Supervisor}, Response: ReviewPage{}, Query: []string{"limit", "cursor"}}, s.listReviews)
+}
+
+// Review is a reversal awaiting review.
+type Review struct {
+	SettlementID    string `json:"settlementId"`
+	RtrID           string `json:"rtrId"`
+	AmountCents     int64  `json:"amountCents"`
+	UnreversedCents int64  `json:"unreversedCents"`
+	ReceivedAt      string `json:"receivedAt"`
+	Reason          string `json:"reason"`
+}
+
+// ReviewPage is a page of reversals to review.
+type ReviewPage struct {
+	Items      []Review `json:"items"`
+	NextCursor *string  `json:"nextCursor"`
+}
+
+// ListReviews pages through the reversals awaiting review, oldest first:
+// one Query on the suspense partition, no Scan, no index.
+func (s *Service) ListReviews(ctx context.Context, t *tenant.Tenant, limit int32, cursor string) (*ReviewPage, error) {
+	ctx = kit.Within(ctx, "settlement.reviews")
+	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(keys.ReversalReviewPrefix), Limit: limit}, cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReviewPage{Items: []Review{}}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	for _, it := range page.Items {
+		var r reviewItem
+		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, Review{SettlementID: r.SettlementID, RtrID: r.RtrID, AmountCents: r.AmountCents,
+			UnreversedCents: r.UnreversedCents, ReceivedAt: r.ReceivedAt, Reason: r.Reason})
+	}
+	return out, nil
+}
+
+func (s *Service) listReviews(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	limit, err := web.ParseLimit(c.QueryParam("limit"), web.DefaultListLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.ListReviews(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // webhookDoc documents the webhook body for OpenAPI.

@@ -10,10 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
 	"lastro/collections/errs"
-	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
 	"lastro/ddblocal"
@@ -25,14 +22,14 @@ import (
 // for calls through HTTP as a PSP makes them.
 type pixFixture struct {
 	*fixture
-	secret string
+	secret, supervisor string
 }
 
 func newPixFixture(t *testing.T) *pixFixture {
 	t.Helper()
 	env := enginetest.New(t, enginetest.At(testNow))
 	tn, k := env.Tenant(t, "t-pay")
-	return &pixFixture{fixture: &fixture{Env: env, t: tn}, secret: k["webhook"]}
+	return &pixFixture{fixture: &fixture{Env: env, t: tn}, secret: k["webhook"], supervisor: k["supervisor"]}
 }
 
 // Both places a PSP may post: the URL registered as .../{tenantId} or as
@@ -372,18 +369,18 @@ func TestPixRefundOfASuspendedPaymentGoesToReview(t *testing.T) {
 			t.Fatalf("delivery %d: %d %v", i, status, out)
 		}
 	}
-	page, err := f.db().QueryPage(bg, kit.Query{Partition: keys.Suspense(f.t.ID), Sort: kit.BeginsWith(keys.ReversalReviewPrefix), Consistent: true}, "")
-	if err != nil || len(page.Items) != 1 {
-		t.Fatalf("review entries: %v %v", page, err)
+	status, out := f.Do(t, http.MethodGet, "/v1/settlements/reversals", f.supervisor, "")
+	items, _ := out["items"].([]any)
+	if status != http.StatusOK || len(items) != 1 {
+		t.Fatalf("reversals to review: %d %v", status, out)
 	}
-	var rv struct {
-		RtrID  string `dynamodbav:"rtrId"`
-		Reason string `dynamodbav:"reason"`
+	if rv := items[0].(map[string]any); rv["rtrId"] != rtr(1) || rv["settlementId"] != e2e(1) || rv["reason"] != settlement.ReviewSettlementUnmatched ||
+		rv["unreversedCents"] != float64(5000) {
+		t.Fatalf("review entry: %v", rv)
 	}
-	if err := attributevalue.UnmarshalMap(page.Items[0], &rv); err != nil || rv.RtrID != rtr(1) || rv.Reason != settlement.ReviewSettlementUnmatched {
-		t.Fatalf("review entry: %+v %v", rv, err)
-	}
-	if u, err := f.Settlement.ListUnmatched(bg, f.t, 10, ""); err != nil || len(u.Items) != 1 || u.Items[0].Reason != settlement.ReasonNoTxID {
+	// Not on the unmatched list, which is the payments'.
+	u, err := f.Settlement.ListUnmatched(bg, f.t, 10, "")
+	if err != nil || len(u.Items) != 1 || u.Items[0].Reason != settlement.ReasonNoTxID {
 		t.Fatalf("suspense: %+v %v", u, err)
 	}
 	// Money that went back to the payer is not applied by a resolve.
