@@ -312,6 +312,9 @@ func decodePixRefund(raw json.RawMessage) (PixRefund, error) {
 				return invalid("invalid_refund_status", "a refund's status must be EM_PROCESSAMENTO, DEVOLVIDO or NAO_REALIZADO")
 			}
 		case "horario":
+			if isNull(v) {
+				return nil
+			}
 			return eachField(v, func(name string, v json.RawMessage) error {
 				var err error
 				switch name {
