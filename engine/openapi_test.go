@@ -71,10 +71,12 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("operationId %s is %q, want %s", want, ids[want], where)
 		}
 	}
-	hook := mustJSON(t, doc.Paths["/v1/webhooks/{tenantId}/settlements"]["post"]["parameters"])
-	for _, h := range []string{"X-Lastro-Timestamp", "X-Lastro-Signature"} {
-		if !strings.Contains(hook, `"in":"header"`) || !strings.Contains(hook, `"name":"`+h+`"`) {
-			t.Errorf("webhook parameters lack %s: %s", h, hook)
+	for _, path := range []string{"/v1/webhooks/{tenantId}/settlements", "/v1/webhooks/{tenantId}/pix", "/v1/webhooks/{tenantId}/pix/pix"} {
+		hook := mustJSON(t, doc.Paths[path]["post"]["parameters"])
+		for _, h := range []string{"X-Lastro-Timestamp", "X-Lastro-Signature"} {
+			if !strings.Contains(hook, `"in":"header"`) || !strings.Contains(hook, `"name":"`+h+`"`) {
+				t.Errorf("%s parameters lack %s: %s", path, h, hook)
+			}
 		}
 	}
 	// The return-file import takes the bank's file as text, not JSON.

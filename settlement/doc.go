@@ -8,4 +8,10 @@
 // instalments, the header and the audit event — is written in one
 // TransactWriteItems. A settlement for an unknown charge is never
 // dropped: it is recorded as UNMATCHED and listed for reconciliation.
+//
+// Two webhooks feed it: our own JSON (decode.go) and the Central Bank's
+// Pix API format (pix.go), whose calls carry several payments, each
+// applied exactly once by its endToEndId, and whose refunds are recorded
+// exactly once by their rtrId as reversals that reopen what the payment
+// paid (reverse.go, ADR 0040).
 package settlement

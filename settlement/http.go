@@ -2,10 +2,12 @@ package settlement
 
 import (
 	"context"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,10 +30,70 @@ func (s *Service) Routes(srv *web.Server) {
 			{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
 			{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
 		}}, s.webhook, s.tenants.LimitFailures("tenantId"))
+	s.pixRoutes(srv)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
 	s.resolveRoute(srv)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/reversals",
+		Summary: "Reversals to review, oldest first: Pix refunds that could not be taken back by rule (money in suspense, renegotiated instalments, credit since spent), " +
+			"with the cents not reversed (one Query on the tenant's suspense partition; ADR 0040)",
+		Roles: []web.Role{web.Supervisor}, Response: ReviewPage{}, Query: []string{"limit", "cursor"}}, s.listReviews)
+}
+
+// Review is a reversal awaiting review.
+type Review struct {
+	SettlementID    string `json:"settlementId"`
+	RtrID           string `json:"rtrId"`
+	AmountCents     int64  `json:"amountCents"`
+	UnreversedCents int64  `json:"unreversedCents"`
+	ReceivedAt      string `json:"receivedAt"`
+	Reason          string `json:"reason"`
+}
+
+// ReviewPage is a page of reversals to review.
+type ReviewPage struct {
+	Items      []Review `json:"items"`
+	NextCursor *string  `json:"nextCursor"`
+}
+
+// ListReviews pages through the reversals awaiting review, oldest first:
+// one Query on the suspense partition, no Scan, no index.
+func (s *Service) ListReviews(ctx context.Context, t *tenant.Tenant, limit int32, cursor string) (*ReviewPage, error) {
+	ctx = kit.Within(ctx, "settlement.reviews")
+	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(keys.ReversalReviewPrefix), Limit: limit}, cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReviewPage{Items: []Review{}}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	for _, it := range page.Items {
+		var r reviewItem
+		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, Review{SettlementID: r.SettlementID, RtrID: r.RtrID, AmountCents: r.AmountCents,
+			UnreversedCents: r.UnreversedCents, ReceivedAt: r.ReceivedAt, Reason: r.Reason})
+	}
+	return out, nil
+}
+
+func (s *Service) listReviews(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	limit, err := web.ParseLimit(c.QueryParam("limit"), web.DefaultListLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.ListReviews(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // webhookDoc documents the webhook body for OpenAPI.
@@ -159,4 +221,123 @@ func (s *Service) resolve(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// pixPaths are where the Pix API webhook is received. A PSP posts to the
+// URL registered with it plus "/pix" (PUT /webhook/{chave}): registered
+// as .../v1/webhooks/{tenantId}, calls land on .../{tenantId}/pix;
+// registered as .../v1/webhooks/{tenantId}/pix, on .../pix/pix. Both
+// are served, identically.
+var pixPaths = []string{"/v1/webhooks/:tenantId/pix", "/v1/webhooks/:tenantId/pix/pix"}
+
+// pixDoc documents the Pix webhook body for OpenAPI (BACEN's Pix API).
+type pixDoc struct {
+	Pix []pixPaymentDoc `json:"pix"`
+}
+
+type pixPaymentDoc struct {
+	EndToEndID string         `json:"endToEndId"`
+	TxID       string         `json:"txid,omitempty"`
+	Valor      string         `json:"valor"`
+	Horario    string         `json:"horario"`
+	Devolucoes []pixRefundDoc `json:"devolucoes,omitempty"`
+}
+
+type pixRefundDoc struct {
+	ID      string `json:"id"`
+	RtrID   string `json:"rtrId"`
+	Valor   string `json:"valor"`
+	Horario struct {
+		Solicitacao string `json:"solicitacao"`
+		Liquidacao  string `json:"liquidacao,omitempty"`
+	} `json:"horario"`
+	Status string `json:"status"`
+}
+
+func (s *Service) pixRoutes(srv *web.Server) {
+	example := pixDoc{Pix: []pixPaymentDoc{{EndToEndID: "E12345678202609241315abcdefghijk", TxID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8",
+		Valor: "1024.67", Horario: "2026-09-24T13:15:00.000Z"}}}
+	for i, path := range pixPaths {
+		summary := "Pix API webhook (BACEN's format; the PSP posts to the registered webhookUrl + \"/pix\"). Authenticated by the tenant's webhook credential: " +
+			"mutual TLS terminated in front, and X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body) as for /settlements. " +
+			"The whole body is validated before any payment is applied (400: nothing applied). Each payment is applied exactly once by its endToEndId " +
+			"(txid = chargeId, valor a decimal string of reais parsed exactly, horario = paidAt); each DEVOLVIDO refund (devolucoes) is recorded once by its rtrId " +
+			"as a SettlementReversed event that reopens what the payment paid. 200: every payment processed (duplicates included); " +
+			"503 with Retry-After: some payment failed transiently, deliver the call again; 409: an id came back with other facts"
+		if i == 1 {
+			summary = "The Pix API webhook registered with \"/pix\" in its URL (a PSP appends \"/pix\" again): the same as POST /v1/webhooks/{tenantId}/pix"
+		}
+		srv.Handle(web.Doc{Method: http.MethodPost, Path: path, Summary: summary, Public: true, Request: example, Response: PixAnswer{},
+			Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+			Headers: []web.Header{
+				{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
+				{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
+			}}, s.pixWebhook, s.tenants.LimitFailures("tenantId"))
+	}
+}
+
+// pixWebhook authenticates, decodes the whole body and applies it. The
+// status code is what a PSP looks at: 200 when every payment was
+// processed, 409 when one contradicts its record, 503 (Retry-After) when
+// one failed and a redelivery is owed; the body has every payment's
+// outcome either way.
+func (s *Service) pixWebhook(c echo.Context) error {
+	id := c.Param("tenantId")
+	if !tenant.ValidID(id) {
+		return errTenantNotFound
+	}
+	ctx := c.Request().Context()
+	t, err := s.tenants.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxPixBodyBytes+1))
+	if err != nil {
+		return errs.E(errs.Invalid, "body_too_large", "webhook body too large")
+	}
+	now := s.clock.Now()
+	h := c.Request().Header
+	if err := VerifyAny(t.WebhookSecrets(now), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
+		return err
+	}
+	payments, err := DecodePix(body)
+	if err != nil {
+		return pixError(err)
+	}
+	ans, err := s.ApplyPix(ctx, t, payments)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ans.Failed():
+		c.Response().Header().Set("Retry-After", "1")
+		return c.JSON(http.StatusServiceUnavailable, pixFailure{Error: ResultError{Code: "pix_partially_applied",
+			Message: "some payments could not be processed now; the others are recorded: deliver the call again"}, Pix: ans.Pix})
+	case ans.Conflicted():
+		return c.JSON(http.StatusConflict, pixFailure{Error: ResultError{Code: "pix_conflict",
+			Message: "an endToEndId or rtrId was already recorded with other facts; nothing was changed for it"}, Pix: ans.Pix})
+	}
+	return c.JSON(http.StatusOK, ans)
+}
+
+// pixFailure is a Pix webhook's answer when not every payment was
+// processed: the spec's error shape, with every payment's outcome.
+type pixFailure struct {
+	Error ResultError `json:"error"`
+	Pix   []PixResult `json:"pix"`
+}
+
+// pixError says which payment (and refund) of the body was refused,
+// by position only: the input is never echoed.
+func pixError(err error) error {
+	var pe *PixError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	_, code, msg := errs.Public(pe.Err)
+	where := fmt.Sprintf("pix[%d]", pe.Index)
+	if pe.Refund >= 0 {
+		where += fmt.Sprintf(".devolucoes[%d]", pe.Refund)
+	}
+	return errs.E(errs.Invalid, code, "%s: %s; nothing was applied", where, msg)
 }

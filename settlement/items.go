@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"lastro/collections/keys"
+	"lastro/contract"
 )
 
 // Outcomes recorded on the STL item.
@@ -50,7 +51,15 @@ type stlItem struct {
 	CreditCents    int64     `dynamodbav:"creditCents"`
 	ContractStatus string    `dynamodbav:"contractStatus,omitempty"`
 	QuoteHonoured  bool      `dynamodbav:"quoteHonoured,omitempty"`
-	Version        int       `dynamodbav:"version"`
+	// Paid is what the payment paid on each instalment, by component, in
+	// the order it paid them: what a reversal takes back (ADR 0040).
+	// Reversed sums, per instalment, what reversals took back so far, and
+	// ReversedCreditCents what they took from the payment's credit.
+	Paid                []contract.PaidLine `dynamodbav:"paid,omitempty"`
+	Reversed            []contract.PaidLine `dynamodbav:"reversed,omitempty"`
+	ReversedCents       int64               `dynamodbav:"reversedCents,omitempty"`
+	ReversedCreditCents int64               `dynamodbav:"reversedCreditCents,omitempty"`
+	Version             int                 `dynamodbav:"version"`
 }
 
 // Applied is what a settlement paid on one instalment of its contract.

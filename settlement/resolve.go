@@ -57,6 +57,7 @@ var (
 	errInvalidSettlement  = errs.E(errs.Invalid, "invalid_settlement_id", "settlementId must be 1-64 of A-Z a-z 0-9 - _ .")
 	errInvalidCharge      = errs.E(errs.Invalid, "invalid_charge_id", "chargeId must be 1-64 of A-Z a-z 0-9 - _ .")
 	errResolveTooLarge    = errs.E(errs.Rule, "resolve_too_large", "this payment touches too many instalments to resolve in one transaction")
+	errReversed           = errs.E(errs.Rule, "settlement_reversed", "this suspended payment was refunded to the payer, in whole or in part (a Pix refund): it is left for review, not applied")
 )
 
 // maxActions is DynamoDB's limit of actions in one transaction.
@@ -96,6 +97,8 @@ func (s *Service) Resolve(ctx context.Context, t *tenant.Tenant, settlementID, c
 			return false, nil
 		case stl.Outcome != OutcomeUnmatched:
 			return false, fmt.Errorf("settlement: record %s has outcome %q", settlementID, stl.Outcome)
+		case stl.ReversedCents > 0:
+			return false, errReversed
 		}
 		actions, resolved, err := s.resolveActions(ctx, t, stl, raw, chargeID, by)
 		if err != nil {

@@ -347,6 +347,8 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: h.Status, QuoteHonoured: quoted, Version: 1}
 	for _, l := range alloc.Lines {
 		stl.AppliedTo = append(stl.AppliedTo, Applied{Seq: l.Seq, Cents: l.Paid.Total(), Settled: l.Settled})
+		stl.Paid = append(stl.Paid, contract.PaidLine{Seq: l.Seq, Fine: l.Paid.Fine, LateInterest: l.Paid.LateInterest,
+			Interest: l.Paid.Interest, Principal: l.Paid.Principal})
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	summary := map[string]any{

@@ -65,6 +65,8 @@ var Registry = []Prefix{
 	{"TN", SK, 0, "directory entry of a tenant", []string{"tenantId"}},
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
+	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
+	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -218,6 +220,20 @@ func Unmatched(receivedAt time.Time, settlementID string) string {
 
 // UnmatchedPrefix selects the suspense entries.
 const UnmatchedPrefix = "UNM" + Sep
+
+// Reversal is the sort key, under a settlement's partition, of one of its
+// reversals (a Pix refund, by its rtrId): the reversal's idempotency
+// record.
+func Reversal(rtrID string) string { return join("REV", rtrID) }
+
+// ReversalReview is the sort key of a reversal a person must review, in
+// the suspense partition, ordered by the instant it was received.
+func ReversalReview(receivedAt time.Time, rtrID string) string {
+	return join("RVW", Timestamp(receivedAt), rtrID)
+}
+
+// ReversalReviewPrefix selects the reversals awaiting review.
+const ReversalReviewPrefix = "RVW" + Sep
 
 // Idempotency is the partition of an Idempotency-Key record.
 func Idempotency(t, keyHash string) string { return join("T", t, "IDEM", keyHash) }

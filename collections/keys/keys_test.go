@@ -40,6 +40,8 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{PK, Idempotency("t042", "ab12"), "tenant tenantId=t042 / idempotency key record keyHash=ab12"},
 		{PK, Suspense("t042"), "tenant tenantId=t042 / unmatched settlements awaiting reconciliation"},
 		{SK, Unmatched(at, "s-1"), "unmatched settlement (suspense entry) ts=2026-08-10T12:30:00.005Z settlementId=s-1"},
+		{SK, Reversal("D1"), "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040) rtrId=D1"},
+		{SK, ReversalReview(at, "D1"), "reversal awaiting review (suspense entry, ADR 0040) ts=2026-08-10T12:30:00.005Z rtrId=D1"},
 		{SK, ContractCharge("C-1", "E123abc"), "contract contractId=C-1 / charge (Pix txid / boleto number) chargeId=E123abc"},
 		{PK, Directory, "platform directory of tenants (the one partition outside every tenant)"},
 		{SK, DirectoryEntry("t042"), "directory entry of a tenant tenantId=t042"},
