@@ -133,7 +133,9 @@ func TestTranslate(t *testing.T) {
 				{stream.BucketChanged, cid, dk, contract.ReasonPaidInFull, map[string]any{"toBucket": ""}},
 			}},
 		{"agreement takes over: no cure", stream.Modify, header(late("D061_090", "2026-07-10")),
-			header(func(h *contract.Header) { h.Status, h.StatusReason = contract.StatusInAgreement, arrangement.ReasonAgreementSigned }), []want{
+			header(func(h *contract.Header) {
+				h.Status, h.StatusReason = contract.StatusInAgreement, arrangement.ReasonAgreementSigned
+			}), []want{
 				{stream.BucketChanged, cid, dk, arrangement.ReasonAgreementSigned, map[string]any{"fromBucket": "D061_090", "toBucket": ""}},
 			}},
 		{"written off", stream.Modify, header(late("D091_PLUS", "2026-05-10")),
