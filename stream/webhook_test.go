@@ -117,7 +117,9 @@ func TestWebhookPostsEachTenantsEventsSigned(t *testing.T) {
 func TestWebhookTargetErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("directory down")
-	w := &stream.Webhook{Targets: func(context.Context, string) (stream.WebhookTarget, bool, error) { return stream.WebhookTarget{}, false, boom }}
+	w := &stream.Webhook{Targets: func(context.Context, string) (stream.WebhookTarget, bool, error) {
+		return stream.WebhookTarget{}, false, boom
+	}}
 	if err := w.Publish(context.Background(), []stream.Event{{ID: "1-0", Tenant: "ta"}}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
