@@ -33,10 +33,12 @@ const (
 	BureauReported      = "BureauReported"
 )
 
-// EventTypes lists every event type Translate emits.
-var EventTypes = []string{
-	InstallmentOverdue, BucketChanged, PromiseKept, PromiseBroken, AgreementSigned, AgreementBroken,
-	SettlementApplied, SettlementUnmatched, ContactBlocked, ContractCured, WrittenOff, BureauReported,
+// EventTypes lists every event type Translate emits (a fresh slice).
+func EventTypes() []string {
+	return []string{
+		InstallmentOverdue, BucketChanged, PromiseKept, PromiseBroken, AgreementSigned, AgreementBroken,
+		SettlementApplied, SettlementUnmatched, ContactBlocked, ContractCured, WrittenOff, BureauReported,
+	}
 }
 
 // SchemaVersion is the version of every event's schema; a breaking change
