@@ -93,6 +93,10 @@ func Translate(r Record) ([]Event, error) {
 	if tr == nil || r.New == nil { // removals end an item's life, not a business fact
 		return nil, nil
 	}
+	if r.Name == Modify && r.Old == nil {
+		// Read as an insert it would emit every transition from zero again.
+		return nil, fmt.Errorf("%w: %s MODIFY without an old image: the stream must carry NEW_AND_OLD_IMAGES", ErrUndecodable, typ)
+	}
 	o, err := ownerOf(r.New)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s item: %w", ErrUndecodable, typ, err)
