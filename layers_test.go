@@ -30,6 +30,8 @@ const (
 	dynamoPkg   = "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	pebblePkg   = "github.com/cockroachdb/pebble"
 	kitPkg      = "lastro/collections/kit"
+	eventsPkg   = "github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	streamPkg   = "lastro/stream"
 )
 
 // dynamoClientAllowed are the packages besides the kit that may import the
@@ -113,6 +115,10 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"dynamodb client in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg}}, true},
 		{"dynamodb types in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg + "/types"}}, false},
 		{"dynamodb client in the kit", file{pkg: kitPkg, rel: "collections/kit/kit.go", imports: []string{dynamoPkg}}, false},
+		{"eventbridge client in a domain package", file{pkg: "lastro/agenda", rel: "agenda/runner.go", imports: []string{eventsPkg}}, true},
+		{"eventbridge types in cmd/lastro", file{pkg: "lastro/cmd/lastro", rel: "cmd/lastro/serve.go", imports: []string{eventsPkg + "/types"}}, true},
+		{"eventbridge client in the stream", file{pkg: streamPkg, rel: "stream/eventbridge.go", imports: []string{eventsPkg}}, false},
+		{"eventbridge client in the stream's tests", file{pkg: streamPkg, rel: "stream/eventbridge_test.go", test: true, imports: []string{eventsPkg}}, false},
 		{"pebble in ddblocal outside storage", file{pkg: ddblocalPkg, rel: "ddblocal/exprs.go", imports: []string{pebblePkg + "/v2"}}, true},
 		{"pebble in the old store file", file{pkg: ddblocalPkg, rel: "ddblocal/store.go", imports: []string{pebblePkg + "/v2/vfs"}}, true},
 		{"pebble in a ddblocal internal test", file{pkg: ddblocalPkg, rel: "ddblocal/race_internal_test.go", test: true, imports: []string{pebblePkg + "/v2"}}, true},
@@ -169,6 +175,11 @@ func check(f file) []string {
 			if _, ok := dynamoClientAllowed[f.pkg]; !ok {
 				bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reaches DynamoDB", f.rel, imp))
 			}
+		}
+		// One publisher: domain events reach EventBridge through the
+		// stream's publisher only, which builds the client from a config.
+		if within(imp, eventsPkg) && !under(streamPkg) {
+			bad = append(bad, fmt.Sprintf("%s imports %s: only %s publishes to EventBridge", f.rel, imp, streamPkg))
 		}
 		if within(imp, pebblePkg) && f.pkg != storagePkg {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only %s may", f.rel, imp, storagePkg))
