@@ -41,7 +41,7 @@ func (c *testClock) Add(d time.Duration) {
 }
 
 type exportEnv struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *ddbtest.Server
 	c     *dynamodb.Client
 	clock *testClock
@@ -53,7 +53,9 @@ var exportT0 = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 
 // newExportEnv opens a store on a manual clock with table "orders" (PK S,
 // SK S; stream NEW_AND_OLD_IMAGES; point-in-time recovery on).
-func newExportEnv(t *testing.T) *exportEnv {
+func newExportEnv(t *testing.T) *exportEnv { return newExportEnvTB(t) }
+
+func newExportEnvTB(t testing.TB) *exportEnv {
 	t.Helper()
 	clk := &testClock{now: exportT0}
 	root := t.TempDir()
@@ -407,7 +409,7 @@ func TestExportClientTokenIsIdempotent(t *testing.T) {
 func TestExportConsumesNoReadCapacity(t *testing.T) {
 	t.Parallel()
 	e := newExportEnv(t)
-	const n = 100_000
+	const n = exportVolume
 	writeItems(t, e.c, n)
 	before := e.srv.Store.ConsumedCapacity("orders")
 	d := e.export(&dynamodb.ExportTableToPointInTimeInput{})

@@ -289,10 +289,12 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 	e.ID = fmt.Sprintf("%014d-%x", now.UnixMilli(), suffix)
 	e.ARN = s.tableARN(d.Name) + "/export/" + e.ID
 	e.ManifestKey = e.objectKey("manifest-files.json")
+	// Rendered before the export starts: from then on its goroutine owns e.
+	resp := map[string]any{"ExportDescription": s.exportDescription(e)}
 	if err := s.startExport(e); err != nil {
 		return nil, err
 	}
-	return map[string]any{"ExportDescription": s.exportDescription(e)}, nil
+	return resp, nil
 }
 
 // aws dereferences an optional string member.
