@@ -49,6 +49,10 @@ commands:
   ddb serve    run the embedded DynamoDB-compatible store standalone
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
+  export [--type full|incremental] [--at T | --from T --to T] [--bucket B] [--prefix P]
+               ExportTableToPointInTime and wait for it (same request on AWS and locally)
+  report aging|rollrate --export DIR [--previous DIR] [--out DIR]
+               aging by bucket or the roll-rate matrix from exports only: a table, CSV and SVG
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,6 +80,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return workerCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
