@@ -126,7 +126,9 @@ func runExport(ctx context.Context, db *dynamodb.Client, tableName string, o exp
 	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("exporting "+tableName),
 		progressbar.OptionSpinnerType(14), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(200*time.Millisecond))
 	defer bar.Finish()
-	poll := cmpDuration(o.Poll, time.Second)
+	// Small exports finish in milliseconds, AWS's in minutes: poll from
+	// 100 ms, doubling up to 5 s.
+	poll := cmpDuration(o.Poll, 100*time.Millisecond)
 	for {
 		d, err := db.DescribeExport(ctx, &dynamodb.DescribeExportInput{ExportArn: arn})
 		if err != nil {
@@ -144,6 +146,9 @@ func runExport(ctx context.Context, db *dynamodb.Client, tableName string, o exp
 		case <-ctx.Done():
 			return nil, fmt.Errorf("stopped waiting for export %s (it goes on; DescribeExport reports it): %w", aws.ToString(arn), ctx.Err())
 		case <-time.After(poll):
+		}
+		if o.Poll == 0 {
+			poll = min(2*poll, 5*time.Second)
 		}
 	}
 }
