@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,7 +96,33 @@ func TestExportReportsMatchTheFacts(t *testing.T) {
 	if _, err := env.Arrangements.WriteOff(ctx, tn, dks["c-off"], "c-off", arrangement.WriteOffInput{Reason: "UNCOLLECTIBLE"}, contract.Actor{Role: "supervisor"}); err != nil {
 		t.Fatalf("write off: %v", err)
 	}
+	env.Clock.Advance(time.Minute)
 	octoberDir := export("monthly/2026-10")
+
+	// An incremental export of the last hour holds exactly what the
+	// write-off changed: c-off's header (now WRITTEN_OFF) and its audit
+	// event, no other contract.
+	now := env.Clock.Now()
+	incr, err := runExport(ctx, db, enginetest.Table, exportOptions{Bucket: "bi-exports", Prefix: "incr", Type: "incremental",
+		From: now.Add(-time.Hour), To: now, View: "NEW_AND_OLD_IMAGES", Poll: 5 * time.Millisecond}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	incrDir, _ := env.Store.ExportDir(aws.ToString(incr.ExportArn))
+	sawHeader := false
+	for _, l := range exportLines(t, incrDir) {
+		sk := l.Keys["SK"]["S"]
+		sawHeader = sawHeader || sk == "CT#c-off"
+		if !strings.HasPrefix(sk, "CT#c-off") {
+			t.Errorf("incremental export holds %s, which the write-off did not change", sk)
+		}
+		if sk == "CT#c-off" && (l.NewImage["status"]["S"] != contract.StatusWrittenOff || l.OldImage["status"]["S"] == contract.StatusWrittenOff) {
+			t.Errorf("c-off header: old %v, new %v", l.OldImage["status"], l.NewImage["status"])
+		}
+	}
+	if !sawHeader {
+		t.Errorf("incremental export lacks c-off's header (%d items)", aws.ToInt64(incr.ItemCount))
+	}
 	if rcu := env.Store.ConsumedCapacity(enginetest.Table).ReadCapacityUnits - rcuBefore; rcu > 2 {
 		// The write-off's own reads are the only ones allowed.
 		t.Errorf("the exports consumed read capacity: %v RCU", rcu)
@@ -170,4 +199,65 @@ func TestExportReportsMatchTheFacts(t *testing.T) {
 	if !strings.Contains(stdout.String(), report.BRL(2*(50000+10000))) {
 		t.Errorf("aging table lacks the current contract's balance:\n%s", stdout.String())
 	}
+}
+
+// incrementalLine is one line of an incremental export.
+type incrementalLine struct {
+	Keys, NewImage, OldImage map[string]map[string]string
+}
+
+// exportLines reads every data line of the export in dir through its
+// manifest (string and number attributes only: what the test looks at).
+func exportLines(t *testing.T, dir string) []incrementalLine {
+	t.Helper()
+	files, err := os.ReadFile(filepath.Join(dir, "manifest-files.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []incrementalLine
+	for line := range bytes.Lines(files) {
+		var f struct {
+			DataFileS3Key string `json:"dataFileS3Key"`
+		}
+		if err := json.Unmarshal(line, &f); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.Open(filepath.Join(dir, "data", path.Base(f.DataFileS3Key)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gz, err := gzip.NewReader(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(gz)
+		for dec.More() {
+			var l struct {
+				Keys, NewImage, OldImage map[string]json.RawMessage
+			}
+			if err := dec.Decode(&l); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, incrementalLine{Keys: scalars(l.Keys), NewImage: scalars(l.NewImage), OldImage: scalars(l.OldImage)})
+		}
+		raw.Close()
+	}
+	return out
+}
+
+// scalars keeps the S and N attributes of an image.
+func scalars(img map[string]json.RawMessage) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for name, raw := range img {
+		var v map[string]any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		for typ, val := range v {
+			if s, ok := val.(string); ok {
+				out[name] = map[string]string{typ: s}
+			}
+		}
+	}
+	return out
 }
