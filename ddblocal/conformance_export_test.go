@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -375,6 +376,81 @@ func apiErrContains(t *testing.T, err error, code, fragment string) {
 	}
 	if !strings.Contains(err.Error(), code) || !strings.Contains(err.Error(), fragment) {
 		t.Fatalf("error %v, want %s mentioning %q", err, code, fragment)
+	}
+}
+
+// TestExportRawValidation sends requests the SDK would refuse before
+// sending them (other clients may not): the store validates too.
+func TestExportRawValidation(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	cases := []struct {
+		name, op, body, code, fragment string
+	}{
+		{"nothing", "ExportTableToPointInTime", `{}`, "ValidationException", "2 validation errors detected"},
+		{"no bucket", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `"}`, "ValidationException", "'s3Bucket' failed to satisfy constraint: Member must not be null"},
+		{"time as text", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `","S3Bucket":"bkt","ExportTime":"yesterday"}`, "SerializationException", "ExportTime"},
+		{"describe nothing", "DescribeExport", `{}`, "ValidationException", "exportArn"},
+		{"list too many", "ListExports", `{"MaxResults":26}`, "ValidationException", "maxResults"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.srv.URL, strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+tc.op)
+			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Type    string `json:"__type"`
+				Message string `json:"message"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusBadRequest || !strings.HasSuffix(out.Type, "#"+tc.code) || !strings.Contains(out.Message, tc.fragment) {
+				t.Errorf("%d %s %q, want 400 %s mentioning %q", resp.StatusCode, out.Type, out.Message, tc.code, tc.fragment)
+			}
+		})
+	}
+}
+
+func TestListExportsPages(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	e.put("a", "1", "v")
+	var want []string
+	for range 3 {
+		want = append(want, aws.ToString(e.export(&dynamodb.ExportTableToPointInTimeInput{}).ExportArn))
+		e.clock.Add(time.Second)
+	}
+	var got []string
+	var token *string
+	for {
+		out, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{MaxResults: aws.Int32(2), NextToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.ExportSummaries) > 2 {
+			t.Fatalf("page of %d, MaxResults 2", len(out.ExportSummaries))
+		}
+		for _, s := range out.ExportSummaries {
+			got = append(got, aws.ToString(s.ExportArn))
+			if s.ExportStatus != types.ExportStatusCompleted || s.ExportType != types.ExportTypeFullExport {
+				t.Errorf("summary %+v", s)
+			}
+		}
+		if token = out.NextToken; token == nil {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ListExports = %v, want %v (oldest first)", got, want)
 	}
 }
 
