@@ -203,7 +203,7 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 	if len(in.FilterSpecification) > 0 && string(in.FilterSpecification) != "null" {
 		return nil, validation("FilterSpecification is not supported by this store")
 	}
-	bucket, prefix := *in.S3Bucket, strings.Trim(aws(in.S3Prefix), "/")
+	bucket, prefix := *in.S3Bucket, strings.Trim(optString(in.S3Prefix), "/")
 	if !bucketPattern.MatchString(bucket) || strings.Contains(bucket, "..") {
 		return nil, validation("Invalid S3Bucket %q: a bucket name is 3 to 63 lowercase letters, digits, dots and hyphens", bucket)
 	}
@@ -223,9 +223,9 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 	}
 	now := s.now().UTC()
 	e := &exportDesc{Table: d.Name, TableID: d.ID, TableUUID: d.TableID, Bucket: bucket, Prefix: prefix,
-		BucketOwner: aws(in.S3BucketOwner), SSEAlgorithm: cmp.Or(in.S3SseAlgorithm, "AES256"), SSEKey: aws(in.S3SseKmsKeyId),
+		BucketOwner: optString(in.S3BucketOwner), SSEAlgorithm: cmp.Or(in.S3SseAlgorithm, "AES256"), SSEKey: optString(in.S3SseKmsKeyId),
 		Format: "DYNAMODB_JSON", Type: cmp.Or(in.ExportType, "FULL_EXPORT"), Status: exportInProgress, Start: now,
-		ClientToken: aws(in.ClientToken)}
+		ClientToken: optString(in.ClientToken)}
 	sp := in.IncrementalExportSpecification
 	switch e.Type {
 	case "FULL_EXPORT":
@@ -297,8 +297,8 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 	return resp, nil
 }
 
-// aws dereferences an optional string member.
-func aws(p *string) string {
+// optString dereferences an optional string member.
+func optString(p *string) string {
 	if p == nil {
 		return ""
 	}
