@@ -57,6 +57,9 @@ func (s *Store) operations() map[string]handlerFunc {
 		"DescribeBackup":            s.describeBackup,
 		"DeleteBackup":              s.deleteBackup,
 		"RestoreTableFromBackup":    s.restoreTableFromBackup,
+		"ExportTableToPointInTime":  s.exportTableToPointInTime,
+		"DescribeExport":            s.describeExport,
+		"ListExports":               s.listExports,
 	}
 }
 

@@ -37,6 +37,10 @@ type Options struct {
 	// housekeeping. Negative disables the sweeper (tests then call
 	// SweepExpired).
 	TTLSweepInterval time.Duration
+	// ExportDir is the folder standing for S3 in table exports: bucket
+	// B, prefix P go to ExportDir/B/P. Empty means "exports" in Dir, or,
+	// for an in-memory store, a temporary folder removed by Close.
+	ExportDir string
 }
 
 // Store is an embedded DynamoDB-compatible database. It is safe for
@@ -55,6 +59,7 @@ type Store struct {
 
 	streams streamState // guarded by the commit lock where noted
 	bg      background  // TTL sweeper and stream trimmer
+	exports exportState // table exports running in the background
 
 	closeOnce sync.Once
 	closeErr  error
@@ -88,7 +93,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
 	s.db = db
-	for _, step := range []func() error{s.loadFormat, s.load, s.loadTokens, s.recoverBackups, s.resumeBackfills, s.startServices} {
+	for _, step := range []func() error{s.loadFormat, s.load, s.loadTokens, s.recoverBackups, s.recoverExports, s.resumeBackfills, s.startServices} {
 		if err := step(); err != nil {
 			s.stopServices()
 			db.Close()
@@ -108,8 +113,10 @@ func Open(opts Options) (*Store, error) {
 // close).
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.closeExports()
 		s.stopServices()
 		s.closeErr = s.db.Close()
+		s.removeTempExports()
 	})
 	return s.closeErr
 }

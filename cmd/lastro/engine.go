@@ -129,6 +129,8 @@ func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
 			return nil, err
 		}
 		opts.Dir = filepath.Join(dir, "ddb")
+		// Exports land beside the store, not inside its Pebble folder.
+		opts.ExportDir = filepath.Join(dir, "exports")
 		where = opts.Dir
 	}
 	st, err := ddblocal.Open(opts)

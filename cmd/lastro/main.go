@@ -52,6 +52,10 @@ commands:
                decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
+  export [--type full|incremental] [--at T | --from T --to T] [--bucket B] [--prefix P]
+               ExportTableToPointInTime and wait for it (same request on AWS and locally)
+  report aging|rollrate --export DIR [--previous DIR] [--out DIR]
+               aging by bucket or the roll-rate matrix from exports only: a table, CSV and SVG
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -81,6 +85,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "boleto":
 		return boletoCmd(args[1:], stdout, stderr, time.Now())
+	case "export":
+		return exportCmd(ctx, args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

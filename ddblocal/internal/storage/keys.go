@@ -18,6 +18,7 @@ import (
 //	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
 //	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON)
 //	0x00 'K' <client request token>            transaction token: request hash, Unix ms, response JSON
+//	0x00 'E' <export ARN>                      table export descriptor (JSON)
 //	0x01 <tableID u32> <indexID u16> <hash u32> <enc(hash key)> [enc(range key)] [base key, for indexes]
 //	0x02 <tableID u32> <sequence number u64>   stream record: created at, Unix ms (u64), then its JSON
 //	0x03 <backupID u32> <hash u32> <enc(hash key)> [enc(range key)]   backed-up item (binary)
@@ -80,6 +81,12 @@ func TokenKey(token string) []byte { return append(meta('K'), token...) }
 
 // TokenSpan is the key range of every request token.
 func TokenSpan() (lo, hi []byte) { return meta('K'), meta('L') }
+
+// ExportKey is the key of a table export's descriptor.
+func ExportKey(arn string) []byte { return append(meta('E'), arn...) }
+
+// ExportSpan is the key range of every export descriptor.
+func ExportSpan() (lo, hi []byte) { return meta('E'), meta('F') }
 
 // RecordKey is the key of a stream record.
 func RecordKey(tableID uint32, seq uint64) []byte {

@@ -1,0 +1,38 @@
+package ddblocal
+
+import (
+	"testing"
+	"time"
+)
+
+// TestInterruptedExportIsFailedAfterOpen: an export still IN_PROGRESS when
+// the store stopped (a crash, or Close cancelling it) may have left partial
+// files, so the next Open reports it FAILED instead of forever running.
+func TestInterruptedExportIsFailedAfterOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, TTLSweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &exportDesc{ARN: "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01790000000000-0000abcd", ID: "01790000000000-0000abcd",
+		Status: exportInProgress, Table: "t", Bucket: "bkt", Format: "DYNAMODB_JSON", Type: "FULL_EXPORT", Start: time.Now().UTC()}
+	if err := s.saveExport(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(Options{Dir: dir, TTLSweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	all, err := s.loadExports()
+	if err != nil || len(all) != 1 {
+		t.Fatalf("exports after reopen: %v, %v", all, err)
+	}
+	if got := all[0]; got.Status != exportFailed || got.FailureCode != "ExportInterrupted" || got.End.IsZero() {
+		t.Errorf("interrupted export after Open = %s %s (end %v), want FAILED ExportInterrupted", got.Status, got.FailureCode, got.End)
+	}
+}

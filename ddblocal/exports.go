@@ -1,0 +1,963 @@
+package ddblocal
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/storage"
+)
+
+// Table exports: ExportTableToPointInTime, DescribeExport and ListExports
+// (ADR 0041).
+//
+// An export writes DynamoDB's S3 layout into a folder standing for the
+// bucket: <root>/<bucket>/<prefix>/AWSDynamoDB/<exportId>/ holds _started,
+// manifest-summary.json, manifest-files.json (one line per data file),
+// their .md5 files and data/<name>.json.gz (gzipped DynamoDB JSON, one
+// {"Item":...} line per item for a full export, one
+// {"Metadata":...,"Keys":...,"NewImage":...,"OldImage":...} line per
+// changed item for an incremental one). The root is Options.ExportDir,
+// by default "exports" in the data directory, or a temporary folder that
+// Close removes for an in-memory store (which keeps nothing).
+//
+// An export runs in the background, never in the request that starts it,
+// and reads storage directly: it consumes no read capacity, as on AWS. It
+// reads one durable view, which holds the items and the stream records
+// of exactly the same commits. History comes from the table's own stream
+// records (ADR 0042): a full export at an ExportTime in the past is the
+// view with every change after ExportTime rolled back to its old image,
+// and an incremental export is the changes committed in [from, to). Both
+// are refused with InvalidExportTimeException when the records cannot
+// cover the time asked for.
+
+const (
+	exportInProgress = "IN_PROGRESS"
+	exportCompleted  = "COMPLETED"
+	exportFailed     = "FAILED"
+
+	// exportItemsPerFile bounds a data file (DynamoDB writes at least one
+	// file per partition; the split here is by count).
+	exportItemsPerFile = 100_000
+	// exportTokenLifetime is how long a ClientToken is remembered.
+	exportTokenLifetime = 8 * time.Hour
+	// Incremental windows: DynamoDB's bounds.
+	minIncrementalWindow = 15 * time.Minute
+	maxIncrementalWindow = 24 * time.Hour
+)
+
+// exportDesc is an export's descriptor, persisted as JSON.
+type exportDesc struct {
+	ARN            string    `json:"arn"`
+	ID             string    `json:"id"`
+	Status         string    `json:"status"`
+	Table          string    `json:"table"`
+	TableID        uint32    `json:"tableNum"`
+	TableUUID      string    `json:"tableId"`
+	Bucket         string    `json:"bucket"`
+	Prefix         string    `json:"prefix,omitempty"`
+	BucketOwner    string    `json:"bucketOwner,omitempty"`
+	SSEAlgorithm   string    `json:"sse,omitempty"`
+	SSEKey         string    `json:"sseKey,omitempty"`
+	Format         string    `json:"format"`
+	Type           string    `json:"type"`
+	ViewType       string    `json:"viewType,omitempty"`
+	ExportTime     time.Time `json:"exportTime,omitzero"`
+	From           time.Time `json:"from,omitzero"`
+	To             time.Time `json:"to,omitzero"`
+	Start          time.Time `json:"start"`
+	End            time.Time `json:"end,omitzero"`
+	ClientToken    string    `json:"clientToken"`
+	Request        string    `json:"request"` // hash of the request's meaning, for ClientToken reuse
+	Items          int64     `json:"items"`
+	Bytes          int64     `json:"bytes"`
+	ManifestKey    string    `json:"manifestKey,omitempty"`
+	FailureCode    string    `json:"failureCode,omitempty"`
+	FailureMessage string    `json:"failureMessage,omitempty"`
+}
+
+// exportState is the store's export bookkeeping.
+type exportState struct {
+	mu     sync.Mutex
+	closed bool   // Close began: no new export starts
+	root   string // resolved root of the buckets
+	temp   bool   // root is a temporary folder Close removes
+}
+
+type incrementalSpec struct {
+	ExportFromTime *float64 `json:"ExportFromTime"`
+	ExportToTime   *float64 `json:"ExportToTime"`
+	ExportViewType string   `json:"ExportViewType"`
+}
+
+type exportTableInput struct {
+	TableArn                       *string          `json:"TableArn"`
+	S3Bucket                       *string          `json:"S3Bucket"`
+	S3Prefix                       *string          `json:"S3Prefix"`
+	S3BucketOwner                  *string          `json:"S3BucketOwner"`
+	S3SseAlgorithm                 string           `json:"S3SseAlgorithm"`
+	S3SseKmsKeyId                  *string          `json:"S3SseKmsKeyId"`
+	ExportFormat                   string           `json:"ExportFormat"`
+	ExportType                     string           `json:"ExportType"`
+	ExportTime                     *float64         `json:"ExportTime"`
+	ClientToken                    *string          `json:"ClientToken"`
+	IncrementalExportSpecification *incrementalSpec `json:"IncrementalExportSpecification"`
+	FilterSpecification            json.RawMessage  `json:"FilterSpecification"`
+}
+
+type exportARNInput struct {
+	ExportArn *string `json:"ExportArn"`
+}
+
+type listExportsInput struct {
+	TableArn   *string `json:"TableArn"`
+	MaxResults *int64  `json:"MaxResults"`
+	NextToken  *string `json:"NextToken"`
+}
+
+var (
+	bucketPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	clientTokenPattern = regexp.MustCompile(`^[^$]+$`)
+)
+
+func exportNotFound(arn string) *apiError {
+	return &apiError{Type: "ExportNotFoundException", Message: "Export not found: " + arn, Status: 400}
+}
+
+func invalidExportTime(format string, args ...any) *apiError {
+	return &apiError{Type: "InvalidExportTimeException", Message: fmt.Sprintf(format, args...), Status: 400}
+}
+
+// fromEpoch converts an epoch-seconds timestamp of the wire protocol.
+func fromEpoch(v float64) time.Time {
+	sec, frac := math.Modf(v)
+	return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC()
+}
+
+func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any, error) {
+	var in exportTableInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.notNull("tableArn", in.TableArn == nil)
+	if in.TableArn != nil {
+		c.minLen("tableArn", *in.TableArn, len(*in.TableArn), 1)
+		c.maxLen("tableArn", *in.TableArn, len(*in.TableArn), 1024)
+	}
+	c.notNull("s3Bucket", in.S3Bucket == nil)
+	if in.S3Bucket != nil {
+		c.maxLen("s3Bucket", *in.S3Bucket, len(*in.S3Bucket), 255)
+	}
+	if in.S3Prefix != nil {
+		c.maxLen("s3Prefix", *in.S3Prefix, len(*in.S3Prefix), 1024)
+	}
+	if in.ClientToken != nil && !clientTokenPattern.MatchString(*in.ClientToken) {
+		c.add("Value '%s' at 'clientToken' failed to satisfy constraint: Member must satisfy regular expression pattern: ^[^\\$]+$", *in.ClientToken)
+	}
+	if in.S3SseAlgorithm != "" {
+		c.enum("s3SseAlgorithm", in.S3SseAlgorithm, "AES256", "KMS")
+	}
+	if in.ExportFormat != "" {
+		c.enum("exportFormat", in.ExportFormat, "DYNAMODB_JSON", "ION")
+	}
+	if in.ExportType != "" {
+		c.enum("exportType", in.ExportType, "FULL_EXPORT", "INCREMENTAL_EXPORT")
+	}
+	if sp := in.IncrementalExportSpecification; sp != nil && sp.ExportViewType != "" {
+		c.enum("incrementalExportSpecification.exportViewType", sp.ExportViewType, "NEW_IMAGE", "NEW_AND_OLD_IMAGES")
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	arn := *in.TableArn
+	if !isTableARN(arn) || strings.Contains(strings.TrimPrefix(arn, s.tableARN("")), "/") {
+		return nil, validation("Invalid TableArn: %s", arn)
+	}
+	if err := s.foreignARN("ExportTableToPointInTime", arn); err != nil {
+		return nil, err
+	}
+	if in.ExportFormat == "ION" {
+		return nil, validation("ExportFormat ION is not supported by this store: use DYNAMODB_JSON")
+	}
+	if len(in.FilterSpecification) > 0 && string(in.FilterSpecification) != "null" {
+		return nil, validation("FilterSpecification is not supported by this store")
+	}
+	bucket, prefix := *in.S3Bucket, strings.Trim(optString(in.S3Prefix), "/")
+	if !bucketPattern.MatchString(bucket) || strings.Contains(bucket, "..") {
+		return nil, validation("Invalid S3Bucket %q: a bucket name is 3 to 63 lowercase letters, digits, dots and hyphens", bucket)
+	}
+	for _, seg := range strings.Split(prefix, "/") {
+		if seg == "." || seg == ".." || strings.ContainsAny(seg, "\\\x00") {
+			return nil, validation("Invalid S3Prefix %q: no '.', '..' or backslash segments", prefix)
+		}
+	}
+	t := s.table(arn)
+	if t == nil {
+		return nil, tableNotFoundForBackups(arn)
+	}
+	d := t.def.Load()
+	if d.PITR == nil || !d.PITR.Enabled {
+		return nil, &apiError{Type: "PointInTimeRecoveryUnavailableException", Status: 400,
+			Message: "Point in time recovery is not enabled for table '" + d.Name + "'"}
+	}
+	now := s.now().UTC()
+	e := &exportDesc{Table: d.Name, TableID: d.ID, TableUUID: d.TableID, Bucket: bucket, Prefix: prefix,
+		BucketOwner: optString(in.S3BucketOwner), SSEAlgorithm: cmp.Or(in.S3SseAlgorithm, "AES256"), SSEKey: optString(in.S3SseKmsKeyId),
+		Format: "DYNAMODB_JSON", Type: cmp.Or(in.ExportType, "FULL_EXPORT"), Status: exportInProgress, Start: now,
+		ClientToken: optString(in.ClientToken)}
+	sp := in.IncrementalExportSpecification
+	switch e.Type {
+	case "FULL_EXPORT":
+		if sp != nil {
+			return nil, validation("IncrementalExportSpecification is only valid with ExportType INCREMENTAL_EXPORT")
+		}
+		e.ExportTime = now
+		if in.ExportTime != nil {
+			e.ExportTime = fromEpoch(*in.ExportTime)
+		}
+		if e.ExportTime.After(now) {
+			return nil, invalidExportTime("ExportTime %s is in the future", e.ExportTime.Format(time.RFC3339Nano))
+		}
+		if e.ExportTime.Before(now) {
+			if err := s.covers(d, e.ExportTime, now, true, false); err != nil {
+				return nil, err
+			}
+		}
+	case "INCREMENTAL_EXPORT":
+		if in.ExportTime != nil {
+			return nil, validation("ExportTime is only valid with ExportType FULL_EXPORT: an incremental export takes IncrementalExportSpecification")
+		}
+		if sp == nil || sp.ExportFromTime == nil {
+			return nil, validation("IncrementalExportSpecification.ExportFromTime is required for ExportType INCREMENTAL_EXPORT")
+		}
+		e.ViewType = cmp.Or(sp.ExportViewType, "NEW_AND_OLD_IMAGES")
+		e.From, e.To = fromEpoch(*sp.ExportFromTime), now
+		if sp.ExportToTime != nil {
+			e.To = fromEpoch(*sp.ExportToTime)
+		}
+		switch w := e.To.Sub(e.From); {
+		case w <= 0:
+			return nil, validation("ExportFromTime must be before ExportToTime")
+		case w < minIncrementalWindow:
+			return nil, validation("The incremental export window must be at least 15 minutes (ExportFromTime to ExportToTime)")
+		case w > maxIncrementalWindow:
+			return nil, validation("The incremental export window must be at most 24 hours (ExportFromTime to ExportToTime)")
+		}
+		if e.To.After(now) {
+			return nil, invalidExportTime("ExportToTime %s is in the future", e.To.Format(time.RFC3339Nano))
+		}
+		if err := s.covers(d, e.From, e.To, e.ViewType == "NEW_AND_OLD_IMAGES", true); err != nil {
+			return nil, err
+		}
+	}
+	e.Request = e.meaning()
+	if e.ClientToken != "" {
+		if prev, err := s.exportByToken(e.ClientToken, now); err != nil || prev != nil {
+			if err != nil {
+				return nil, err
+			}
+			if prev.Request != e.Request {
+				return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
+					Message: "ClientToken " + e.ClientToken + " was used by another export request with different parameters"}
+			}
+			return map[string]any{"ExportDescription": s.exportDescription(prev)}, nil
+		}
+	}
+	var suffix [4]byte
+	rand.Read(suffix[:])
+	e.ID = fmt.Sprintf("%014d-%x", now.UnixMilli(), suffix)
+	e.ARN = s.tableARN(d.Name) + "/export/" + e.ID
+	e.ManifestKey = e.objectKey("manifest-files.json")
+	// Rendered before the export starts: from then on its goroutine owns e.
+	resp := map[string]any{"ExportDescription": s.exportDescription(e)}
+	if err := s.startExport(e); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// optString dereferences an optional string member.
+func optString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// meaning identifies what an export request asks for, for ClientToken
+// reuse (the times are what the request resolved them to).
+func (e *exportDesc) meaning() string {
+	return strings.Join([]string{e.Table, e.Bucket, e.Prefix, e.BucketOwner, e.SSEAlgorithm, e.SSEKey, e.Format, e.Type, e.ViewType,
+		strconv.FormatInt(e.From.UnixMilli(), 10), strconv.FormatInt(e.To.UnixMilli(), 10)}, "\x00")
+}
+
+// objectKey is the S3 key of one of the export's objects.
+func (e *exportDesc) objectKey(name string) string {
+	k := "AWSDynamoDB/" + e.ID + "/" + name
+	if e.Prefix != "" {
+		k = e.Prefix + "/" + k
+	}
+	return k
+}
+
+// covers checks that the table's stream records hold every change in
+// [from, to): the stream was on, with the images needed, the whole time,
+// and the records are within their 24-hour retention. needOld asks for
+// old images (rolling a change back, or an export of old and new images),
+// needNew for new ones.
+func (s *Store) covers(d *tableDef, from, to time.Time, needOld, needNew bool) error {
+	now := s.now()
+	earliest := now.Add(-streamRetention)
+	if d.PITR != nil && d.PITR.Since.After(earliest) {
+		earliest = d.PITR.Since
+	}
+	s.streams.mu.Lock()
+	var stream *streamMeta
+	for _, m := range s.streams.metas {
+		if m.TableID == d.ID && !m.Created.After(from) && (m.open() || !m.Closed.Before(to)) {
+			stream = m
+		}
+	}
+	s.streams.mu.Unlock()
+	hint := "this store exports the past from its stream records: the table's stream must have been on (" +
+		"NEW_AND_OLD_IMAGES) and point-in-time recovery enabled since then, within the last 24 hours"
+	if stream == nil {
+		return invalidExportTime("No stream of table %s covers %s to %s: %s", d.Name, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), hint)
+	}
+	if stream.Created.After(earliest) {
+		earliest = stream.Created
+	}
+	if from.Before(earliest) {
+		return invalidExportTime("%s is before the earliest time this store can export from (%s): %s",
+			from.Format(time.RFC3339Nano), earliest.UTC().Format(time.RFC3339Nano), hint)
+	}
+	v := stream.ViewType
+	if (needOld && v != "OLD_IMAGE" && v != "NEW_AND_OLD_IMAGES") || (needNew && v != "NEW_IMAGE" && v != "NEW_AND_OLD_IMAGES") {
+		return invalidExportTime("The stream of table %s records %s, which cannot rebuild this export: %s", d.Name, v, hint)
+	}
+	return nil
+}
+
+// exportByToken finds an export started with token within the token's
+// lifetime.
+func (s *Store) exportByToken(token string, now time.Time) (*exportDesc, error) {
+	all, err := s.loadExports()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range all {
+		if e.ClientToken == token && now.Sub(e.Start) < exportTokenLifetime {
+			return e, nil
+		}
+	}
+	return nil, nil
+}
+
+// startExport persists the descriptor and runs the export in the
+// background; Close stops it (Open then marks it failed).
+func (s *Store) startExport(e *exportDesc) error {
+	s.exports.mu.Lock()
+	defer s.exports.mu.Unlock()
+	if s.exports.closed {
+		return &apiError{Type: "InternalServerError", Message: "the store is closing", Status: 500}
+	}
+	if err := s.saveExport(e); err != nil {
+		return err
+	}
+	// The view is taken now, so the export holds every write acknowledged
+	// before the call returned.
+	view := s.db.Acquire()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.bg.done.Add(1)
+	go func() {
+		defer s.bg.done.Done()
+		defer cancel()
+		defer view.Release()
+		go func() {
+			select {
+			case <-s.bg.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := s.runExport(ctx, view, e)
+		if ctx.Err() != nil && err != nil {
+			return // closing: Open marks it failed
+		}
+		e.End = s.now().UTC()
+		e.Status = exportCompleted
+		if err != nil {
+			e.Status, e.FailureCode, e.FailureMessage = exportFailed, "ExportFailed", err.Error()
+			s.log.Error("table export failed", "export", e.ARN, "err", err)
+		}
+		if err := s.saveExport(e); err != nil {
+			s.log.Error("save export", "export", e.ARN, "err", err)
+		}
+	}()
+	return nil
+}
+
+func (s *Store) saveExport(e *exportDesc) error {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.db.Set(storage.ExportKey(e.ARN), raw)
+}
+
+// loadExports reads every export descriptor.
+func (s *Store) loadExports() ([]*exportDesc, error) {
+	iter, err := s.db.NewIter(storage.ExportSpan())
+	if err != nil {
+		return nil, err
+	}
+	defer iter.Close()
+	var out []*exportDesc
+	for iter.First(); iter.Valid(); iter.Next() {
+		var e exportDesc
+		if err := json.Unmarshal(iter.Value(), &e); err != nil {
+			return nil, fmt.Errorf("ddblocal: export descriptor %q: %w", iter.Key(), err)
+		}
+		out = append(out, &e)
+	}
+	return out, iter.Error()
+}
+
+// recoverExports marks the exports a crash or a Close interrupted as
+// failed: their files may be partial.
+func (s *Store) recoverExports() error {
+	all, err := s.loadExports()
+	if err != nil {
+		return err
+	}
+	for _, e := range all {
+		if e.Status == exportInProgress {
+			e.Status, e.End = exportFailed, s.now().UTC()
+			e.FailureCode, e.FailureMessage = "ExportInterrupted", "the store stopped before the export completed"
+			if err := s.saveExport(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// exportRoot resolves the folder holding the buckets.
+func (s *Store) exportRoot() (string, error) {
+	s.exports.mu.Lock()
+	defer s.exports.mu.Unlock()
+	if s.exports.root != "" {
+		return s.exports.root, nil
+	}
+	switch {
+	case s.opts.ExportDir != "":
+		s.exports.root = s.opts.ExportDir
+	case s.opts.Dir != "":
+		s.exports.root = filepath.Join(s.opts.Dir, "exports")
+	default:
+		dir, err := os.MkdirTemp("", "ddblocal-exports-")
+		if err != nil {
+			return "", err
+		}
+		s.exports.root, s.exports.temp = dir, true
+	}
+	return s.exports.root, nil
+}
+
+// ExportDir returns the folder of an export's objects (the one holding
+// manifest-summary.json), or "" when the ARN names no export.
+func (s *Store) ExportDir(exportARN string) (string, error) {
+	raw, err := s.db.Get(storage.ExportKey(exportARN))
+	if errors.Is(err, storage.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var e exportDesc
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return "", err
+	}
+	root, err := s.exportRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, e.Bucket, filepath.FromSlash(e.objectKey(""))), nil
+}
+
+// closeExports stops new exports; Close calls it before waiting for the
+// background work, and removes a temporary root afterwards.
+func (s *Store) closeExports() {
+	s.exports.mu.Lock()
+	s.exports.closed = true
+	s.exports.mu.Unlock()
+}
+
+func (s *Store) removeTempExports() {
+	s.exports.mu.Lock()
+	defer s.exports.mu.Unlock()
+	if s.exports.temp {
+		os.RemoveAll(s.exports.root)
+	}
+}
+
+// exportWriter writes the data files of one export.
+type exportWriter struct {
+	dir, keyDir string // folder of data files; their S3 key prefix
+	files       []map[string]any
+	f           *os.File
+	gz          *gzip.Writer
+	sum         hashWriter
+	n           int64
+	line        []byte
+}
+
+type hashWriter struct {
+	f   *os.File
+	md5 interface {
+		Write([]byte) (int, error)
+		Sum([]byte) []byte
+	}
+}
+
+func (h *hashWriter) Write(p []byte) (int, error) {
+	h.md5.Write(p)
+	return h.f.Write(p)
+}
+
+var fileNames = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+func (w *exportWriter) open() error {
+	var b [16]byte
+	rand.Read(b[:])
+	name := strings.ToLower(fileNames.EncodeToString(b[:])) + ".json.gz"
+	f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	w.f, w.n = f, 0
+	w.sum = hashWriter{f: f, md5: md5.New()}
+	w.gz = gzip.NewWriter(&w.sum)
+	w.files = append(w.files, map[string]any{"dataFileS3Key": w.keyDir + name})
+	return nil
+}
+
+// write appends one line (without its newline).
+func (w *exportWriter) write(line []byte) error {
+	if w.f == nil || w.n >= exportItemsPerFile {
+		if err := w.close(); err != nil {
+			return err
+		}
+		if err := w.open(); err != nil {
+			return err
+		}
+	}
+	w.n++
+	_, err := w.gz.Write(append(line, '\n'))
+	return err
+}
+
+// close finishes the current file, synced.
+func (w *exportWriter) close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := errors.Join(w.gz.Close(), w.f.Sync(), w.f.Close())
+	sum := w.sum.md5.Sum(nil)
+	last := w.files[len(w.files)-1]
+	last["itemCount"] = w.n
+	last["md5Checksum"] = base64.StdEncoding.EncodeToString(sum)
+	last["etag"] = hex.EncodeToString(sum)
+	w.f = nil
+	return err
+}
+
+// runExport writes the export's objects from view.
+func (s *Store) runExport(ctx context.Context, view *storage.View, e *exportDesc) error {
+	root, err := s.exportRoot()
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(root, e.Bucket, filepath.FromSlash(e.objectKey("")))
+	w := &exportWriter{dir: filepath.Join(base, "data"), keyDir: e.objectKey("data/")}
+	if err := os.MkdirAll(w.dir, 0o700); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(base, "_started"), nil); err != nil {
+		return err
+	}
+	t := s.table(e.Table)
+	if t == nil || t.def.Load().ID != e.TableID {
+		return fmt.Errorf("table %s was deleted during the export", e.Table)
+	}
+	d := t.def.Load()
+	if e.Type == "FULL_EXPORT" {
+		err = s.exportFull(ctx, view, d, e, w)
+	} else {
+		err = s.exportIncremental(ctx, view, d, e, w)
+	}
+	if err = errors.Join(err, w.close()); err != nil {
+		return err
+	}
+	if len(w.files) == 0 {
+		// An empty table still has one (empty) data file, as on AWS.
+		if err := errors.Join(w.open(), w.close()); err != nil {
+			return err
+		}
+	}
+	var files []byte
+	for _, f := range w.files {
+		line, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		files = append(append(files, line...), '\n')
+	}
+	e.End = s.now().UTC()
+	summary := map[string]any{
+		"version": "2020-06-30", "exportArn": e.ARN, "startTime": e.Start.Format(time.RFC3339Nano), "endTime": e.End.Format(time.RFC3339Nano),
+		"tableArn": s.tableARN(e.Table), "tableId": e.TableUUID, "s3Bucket": e.Bucket, "s3Prefix": nilIfEmpty(e.Prefix),
+		"s3SseAlgorithm": e.SSEAlgorithm, "s3SseKmsKeyId": nilIfEmpty(e.SSEKey), "manifestFilesS3Key": e.ManifestKey,
+		"billedSizeBytes": e.Bytes, "itemCount": e.Items, "outputFormat": e.Format, "exportType": e.Type,
+	}
+	if e.Type == "FULL_EXPORT" {
+		summary["exportTime"] = e.ExportTime.Format(time.RFC3339Nano)
+	} else {
+		summary["version"] = "2023-08-01"
+		summary["exportFromTime"] = e.From.Format(time.RFC3339Nano)
+		summary["exportToTime"] = e.To.Format(time.RFC3339Nano)
+		summary["exportViewType"] = e.ViewType
+	}
+	raw, err := json.Marshal(summary)
+	if err != nil {
+		return err
+	}
+	// The summary goes last: its presence says the export is whole.
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"manifest-files.json", files}, {"manifest-summary.json", raw}} {
+		sum := md5.Sum(f.data)
+		if err := errors.Join(writeFile(filepath.Join(base, f.name), f.data),
+			writeFile(filepath.Join(base, strings.TrimSuffix(f.name, ".json")+".md5"), []byte(base64.StdEncoding.EncodeToString(sum[:])))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func writeFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Sync(), f.Close())
+}
+
+// change history read from stream records.
+type keyHistory struct {
+	keys     av.Item
+	old, new av.Item // state before the first and after the last record
+	at       uint64  // last write, Unix ms
+}
+
+// recordImages is the part of a stored stream record an export reads.
+type recordImages struct {
+	Dynamodb struct {
+		Keys     av.WireItem `json:"Keys"`
+		NewImage av.WireItem `json:"NewImage"`
+		OldImage av.WireItem `json:"OldImage"`
+	} `json:"dynamodb"`
+}
+
+func imageFromWire(w av.WireItem) (av.Item, error) {
+	if w == nil {
+		return nil, nil
+	}
+	return av.ItemFromWire(w)
+}
+
+// history reads the table's stream records committed in the Unix-ms range
+// [from, to) of view, folded per item in first-change order.
+func (s *Store) history(ctx context.Context, view *storage.View, d *tableDef, from, to int64) ([]string, map[string]*keyHistory, error) {
+	lo, hi := storage.RecordSpan(d.ID)
+	iter, err := view.NewIter(lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer iter.Close()
+	var order []string
+	byKey := map[string]*keyHistory{}
+	n := 0
+	for iter.First(); iter.Valid(); iter.Next() {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		v := iter.Value()
+		at := int64(binary.BigEndian.Uint64(v[:8]))
+		if at < from || at >= to {
+			continue
+		}
+		var r recordImages
+		if err := json.Unmarshal(v[8:], &r); err != nil {
+			return nil, nil, fmt.Errorf("stream record %d: %w", storage.RecordSeq(iter.Key()), err)
+		}
+		keys, err := av.ItemFromWire(r.Dynamodb.Keys)
+		if err != nil {
+			return nil, nil, err
+		}
+		newImage, err := imageFromWire(r.Dynamodb.NewImage)
+		if err != nil {
+			return nil, nil, err
+		}
+		k := string(d.baseKey(keys))
+		h := byKey[k]
+		if h == nil {
+			old, err := imageFromWire(r.Dynamodb.OldImage)
+			if err != nil {
+				return nil, nil, err
+			}
+			h = &keyHistory{keys: keys, old: old}
+			byKey[k] = h
+			order = append(order, k)
+		}
+		h.new, h.at = newImage, uint64(at)
+	}
+	return order, byKey, iter.Error()
+}
+
+func (s *Store) exportFull(ctx context.Context, view *storage.View, d *tableDef, e *exportDesc, w *exportWriter) error {
+	// Changes after ExportTime are rolled back to the image they replaced.
+	var undo map[string]*keyHistory
+	var order []string
+	if at := e.ExportTime.UnixMilli(); at < e.Start.UnixMilli() {
+		var err error
+		if order, undo, err = s.history(ctx, view, d, at+1, math.MaxInt64); err != nil {
+			return err
+		}
+	}
+	emit := func(it av.Item) error {
+		e.Items++
+		e.Bytes += int64(av.ItemSize(it))
+		line := append([]byte(`{"Item":`), av.AppendItemJSON(nil, it)...)
+		return w.write(append(line, '}'))
+	}
+	lo, hi := storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1)
+	iter, err := view.NewIter(lo, hi)
+	if err != nil {
+		return err
+	}
+	defer iter.Close()
+	n := 0
+	for iter.First(); iter.Valid(); iter.Next() {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if h := undo[string(iter.Key())]; h != nil {
+			delete(undo, string(iter.Key()))
+			if h.old != nil {
+				if err := emit(h.old); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		it, err := av.DecodeItem(iter.Value())
+		if err != nil {
+			return err
+		}
+		if err := emit(it); err != nil {
+			return err
+		}
+	}
+	if err := iter.Error(); err != nil {
+		return err
+	}
+	// Items deleted after ExportTime.
+	for _, k := range order {
+		if h := undo[k]; h != nil && h.old != nil {
+			if err := emit(h.old); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) exportIncremental(ctx context.Context, view *storage.View, d *tableDef, e *exportDesc, w *exportWriter) error {
+	order, byKey, err := s.history(ctx, view, d, e.From.UnixMilli(), e.To.UnixMilli())
+	if err != nil {
+		return err
+	}
+	slices.Sort(order) // table key order, as a full export
+	for _, k := range order {
+		h := byKey[k]
+		var line bytes.Buffer
+		fmt.Fprintf(&line, `{"Metadata":{"WriteTimestampMicros":{"N":"%d"}},"Keys":`, h.at*1000)
+		line.Write(av.AppendItemJSON(nil, h.keys))
+		if h.new != nil {
+			line.WriteString(`,"NewImage":`)
+			line.Write(av.AppendItemJSON(nil, h.new))
+			e.Bytes += int64(av.ItemSize(h.new))
+		}
+		if h.old != nil && e.ViewType == "NEW_AND_OLD_IMAGES" {
+			line.WriteString(`,"OldImage":`)
+			line.Write(av.AppendItemJSON(nil, h.old))
+		}
+		line.WriteByte('}')
+		e.Items++
+		if err := w.write(line.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportDescription renders an ExportDescription.
+func (s *Store) exportDescription(e *exportDesc) map[string]any {
+	out := map[string]any{
+		"ExportArn": e.ARN, "ExportStatus": e.Status, "StartTime": epoch(e.Start), "TableArn": s.tableARN(e.Table),
+		"TableId": e.TableUUID, "S3Bucket": e.Bucket, "S3SseAlgorithm": e.SSEAlgorithm, "ExportFormat": e.Format,
+		"ExportType": e.Type, "ExportManifest": e.ManifestKey, "ItemCount": e.Items, "BilledSizeBytes": e.Bytes,
+	}
+	if e.ClientToken != "" {
+		out["ClientToken"] = e.ClientToken
+	}
+	if e.Prefix != "" {
+		out["S3Prefix"] = e.Prefix
+	}
+	if e.BucketOwner != "" {
+		out["S3BucketOwner"] = e.BucketOwner
+	}
+	if e.SSEKey != "" {
+		out["S3SseKmsKeyId"] = e.SSEKey
+	}
+	if !e.End.IsZero() {
+		out["EndTime"] = epoch(e.End)
+	}
+	if e.Type == "FULL_EXPORT" {
+		out["ExportTime"] = epoch(e.ExportTime)
+	} else {
+		out["IncrementalExportSpecification"] = map[string]any{
+			"ExportFromTime": epoch(e.From), "ExportToTime": epoch(e.To), "ExportViewType": e.ViewType}
+	}
+	if e.FailureCode != "" {
+		out["FailureCode"], out["FailureMessage"] = e.FailureCode, e.FailureMessage
+	}
+	return out
+}
+
+func (s *Store) describeExport(ctx context.Context, body []byte) (any, error) {
+	var in exportARNInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.notNull("exportArn", in.ExportArn == nil)
+	if in.ExportArn != nil {
+		c.minLen("exportArn", *in.ExportArn, len(*in.ExportArn), 37)
+		c.maxLen("exportArn", *in.ExportArn, len(*in.ExportArn), 1024)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	raw, err := s.db.Get(storage.ExportKey(*in.ExportArn))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, exportNotFound(*in.ExportArn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var e exportDesc
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, err
+	}
+	return map[string]any{"ExportDescription": s.exportDescription(&e)}, nil
+}
+
+func (s *Store) listExports(ctx context.Context, body []byte) (any, error) {
+	var in listExportsInput
+	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	var c constraints
+	c.min("maxResults", in.MaxResults, 1)
+	c.max("maxResults", in.MaxResults, 25)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	all, err := s.loadExports()
+	if err != nil {
+		return nil, err
+	}
+	table := ""
+	if in.TableArn != nil {
+		if !isTableARN(*in.TableArn) {
+			return nil, validation("Invalid TableArn: %s", *in.TableArn)
+		}
+		table = tableNameOf(*in.TableArn)
+	}
+	// Oldest first, by ARN after the start time: a stable order to page.
+	slices.SortFunc(all, func(a, b *exportDesc) int { return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ARN, b.ARN)) })
+	limit := 25
+	if in.MaxResults != nil {
+		limit = int(*in.MaxResults)
+	}
+	var out []map[string]any
+	started := in.NextToken == nil
+	var next string
+	for _, e := range all {
+		if table != "" && e.Table != table {
+			continue
+		}
+		if !started {
+			started = e.ARN == *in.NextToken
+			continue
+		}
+		if len(out) == limit {
+			next = out[len(out)-1]["ExportArn"].(string)
+			break
+		}
+		out = append(out, map[string]any{"ExportArn": e.ARN, "ExportStatus": e.Status, "ExportType": e.Type})
+	}
+	if in.NextToken != nil && !started {
+		return nil, validation("Invalid NextToken")
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	resp := map[string]any{"ExportSummaries": out}
+	if next != "" {
+		resp["NextToken"] = next
+	}
+	return resp, nil
+}
