@@ -3,6 +3,7 @@ package agenda_test
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ import (
 //
 // LASTRO_AGENDA_PROFILE=file writes a CPU profile of the timed runs only
 // (-cpuprofile would be dominated by the seeding).
+//
+// The collector runs as lastro serve runs it: at servingGCPercent unless
+// GOGC is set, so GOGC=100 measures the runtime's default.
 func BenchmarkAgendaRun(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("due=%d", n), func(b *testing.B) { benchAgendaRun(b, n) })
@@ -41,7 +45,14 @@ func BenchmarkAgendaRun(b *testing.B) {
 // group commit busy while the SDK path uses both cores.
 const seedWorkers = 32
 
+// servingGCPercent is the collector setting lastro serve uses unless GOGC
+// is set (cmd/lastro): the benchmark measures the worker as it runs.
+const servingGCPercent = 400
+
 func benchAgendaRun(b *testing.B, n int) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(servingGCPercent))
+	}
 	// Future dates: the store expires lease items on the real clock.
 	signDay := nextMonday(time.Now())
 	env, err := enginetest.Open(enginetest.DataDir(b.TempDir()), enginetest.At(at(signDay.String(), 7, 0)))
