@@ -122,7 +122,15 @@ type Attempt struct {
 	ActorRole     string  `json:"actorRole,omitempty" dynamodbav:"actorRole,omitempty"`
 	RequestID     string  `json:"requestId,omitempty" dynamodbav:"requestId,omitempty"`
 	SK            string  `json:"-" dynamodbav:"-"`
+	// read is the PROFILE item the claim read, kept (unexported, never
+	// serialised) so the delivery resolves the address without reading it
+	// again. A pointer keeps Attempt comparable.
+	read *profileRead
 }
+
+// profileRead is the PROFILE item one claim read (strongly consistent).
+// It holds the sealed personal data, never the plaintext.
+type profileRead struct{ item kit.Item }
 
 // evidenceItem is the CONTACT item: evidence, not a log; no personal data.
 type evidenceItem struct {
@@ -219,6 +227,7 @@ var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not fo
 type profile struct {
 	UF     string   `dynamodbav:"uf"`
 	OptOut []string `dynamodbav:"optOut,stringset"`
+	item   kit.Item // as read, for the delivery's address
 }
 
 func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*profile, error) {
@@ -234,6 +243,7 @@ func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*pr
 	if err := attributevalue.UnmarshalMap(it, &p); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
+	p.item = it
 	return &p, nil
 }
 
@@ -271,7 +281,7 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
 		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format("15:04:05"),
 		Window: window.String(), UF: uf, PolicyVersion: pol.Name, ActorRole: c.Actor.Role, RequestID: c.Actor.RequestID,
-		SK: keys.Contact(date.String(), c.At, id)}
+		SK: keys.Contact(date.String(), c.At, id), read: &profileRead{item: prof.item}}
 	switch {
 	case cal.IsHoliday(date) && !window.Contains(local):
 		a.Reason = ReasonHoliday
