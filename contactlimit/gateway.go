@@ -281,7 +281,7 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
 		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format("15:04:05"),
 		Window: window.String(), UF: uf, PolicyVersion: pol.Name, ActorRole: c.Actor.Role, RequestID: c.Actor.RequestID,
-		SK: keys.Contact(date.String(), c.At, id), read: &profileRead{item: prof.item}}
+		SK: keys.Contact(date.String(), c.At, id)}
 	switch {
 	case cal.IsHoliday(date) && !window.Contains(local):
 		a.Reason = ReasonHoliday
@@ -297,7 +297,8 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 			return Attempt{}, err
 		}
 		if ok {
-			a.Allowed, a.AttemptNumber = true, n
+			// Only an allowed attempt is delivered: only it keeps the item.
+			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.item}
 		} else {
 			a.Reason = ReasonLimit
 		}
