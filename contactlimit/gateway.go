@@ -122,7 +122,15 @@ type Attempt struct {
 	ActorRole     string  `json:"actorRole,omitempty" dynamodbav:"actorRole,omitempty"`
 	RequestID     string  `json:"requestId,omitempty" dynamodbav:"requestId,omitempty"`
 	SK            string  `json:"-" dynamodbav:"-"`
+	// read is the PROFILE item the claim read, kept (unexported, never
+	// serialised) so the delivery resolves the address without reading it
+	// again. A pointer keeps Attempt comparable.
+	read *profileRead
 }
+
+// profileRead is the PROFILE item one claim read (strongly consistent).
+// It holds the sealed personal data, never the plaintext.
+type profileRead struct{ item kit.Item }
 
 // evidenceItem is the CONTACT item: evidence, not a log; no personal data.
 type evidenceItem struct {
@@ -219,6 +227,7 @@ var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not fo
 type profile struct {
 	UF     string   `dynamodbav:"uf"`
 	OptOut []string `dynamodbav:"optOut,stringset"`
+	item   kit.Item // as read, for the delivery's address
 }
 
 func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*profile, error) {
@@ -234,6 +243,7 @@ func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*pr
 	if err := attributevalue.UnmarshalMap(it, &p); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
+	p.item = it
 	return &p, nil
 }
 
@@ -287,7 +297,8 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 			return Attempt{}, err
 		}
 		if ok {
-			a.Allowed, a.AttemptNumber = true, n
+			// Only an allowed attempt is delivered: only it keeps the item.
+			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.item}
 		} else {
 			a.Reason = ReasonLimit
 		}

@@ -54,6 +54,17 @@ type AddressBook interface {
 	Address(ctx context.Context, t *tenant.Tenant, debtorKey string, ch Channel) (string, error)
 }
 
+// ProfileAddressBook is an AddressBook that also resolves the address
+// from a PROFILE item already read: the claim reads the PROFILE (strongly
+// consistent) for the debtor's opt-outs and state, and the delivery that
+// follows uses that item instead of a second read (ADR 0032).
+type ProfileAddressBook interface {
+	AddressBook
+	// AddressIn resolves debtorKey's address from its PROFILE item as
+	// read; an item that is not that debtor's PROFILE is an error.
+	AddressIn(ctx context.Context, t *tenant.Tenant, debtorKey string, profile kit.Item, ch Channel) (string, error)
+}
+
 // SendError is a failed delivery with a detail safe to store as the
 // attempt's outcome (a code, never a URL, an address or a text).
 type SendError struct {
@@ -242,6 +253,17 @@ func (g *Gateway) Send(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt,
 	return g.Deliver(ctx, t, c, a)
 }
 
+// address resolves the recipient of an allowed attempt: from the PROFILE
+// its claim read when the address book can, else with a fresh read. The
+// attempt must be this debtor's: an Attempt decoded from elsewhere has no
+// item, and an item of another debtor is never used.
+func (g *Gateway) address(ctx context.Context, t *tenant.Tenant, c Claim, a Attempt) (string, error) {
+	if pb, ok := g.addresses.(ProfileAddressBook); ok && a.read != nil && a.DebtorKey == c.DebtorKey {
+		return pb.AddressIn(ctx, t, c.DebtorKey, a.read.item, c.Channel)
+	}
+	return g.addresses.Address(ctx, t, c.DebtorKey, c.Channel)
+}
+
 // CanDeliver reports whether the gateway has a sender and an address book.
 func (g *Gateway) CanDeliver() bool { return g.sender != nil && g.addresses != nil }
 
@@ -261,7 +283,7 @@ func (g *Gateway) Deliver(ctx context.Context, t *tenant.Tenant, c Claim, a Atte
 	if err != nil {
 		return a, err
 	}
-	to, err := g.addresses.Address(ctx, t, c.DebtorKey, c.Channel)
+	to, err := g.address(ctx, t, c, a)
 	if err != nil || to == "" {
 		rec, rerr := g.Record(ctx, t, a, OutcomeFailed, "no_address")
 		return rec, errors.Join(&SendError{Detail: "no_address"}, rerr)

@@ -2,7 +2,9 @@ package contactlimit_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"lastro/collections/clock"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
 	"lastro/contactlimit"
 	"lastro/settlement"
 	"lastro/tenant"
@@ -177,5 +183,85 @@ func TestWebhookGivesUpAndRecordsTheFailure(t *testing.T) {
 	noPersonalData(t, f.Logs.String()+f2.Logs.String())
 	if strings.Contains(err.Error(), "127.0.0.1") {
 		t.Fatalf("the error names the provider's URL: %v", err)
+	}
+}
+
+// profileBook is a ProfileAddressBook that counts how each address was
+// resolved and keeps the items it was handed.
+type profileBook struct {
+	mu       sync.Mutex
+	fresh    int
+	fromRead []string // the PK of every item AddressIn got
+}
+
+func (b *profileBook) Address(_ context.Context, _ *tenant.Tenant, _ string, _ contactlimit.Channel) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fresh++
+	return testPhone, nil
+}
+
+func (b *profileBook) AddressIn(_ context.Context, _ *tenant.Tenant, _ string, it kit.Item, _ contactlimit.Channel) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pk, _ := it["PK"].(*types.AttributeValueMemberS)
+	if pk == nil {
+		return "", errors.New("no PK")
+	}
+	b.fromRead = append(b.fromRead, pk.Value)
+	return testPhone, nil
+}
+
+// TestDeliverUsesTheClaimsProfileRead: an attempt the gateway claimed is
+// delivered from the PROFILE its claim read (no second read); one that
+// was rebuilt elsewhere (decoded from JSON) is resolved afresh.
+func TestDeliverUsesTheClaimsProfileRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		roundTrip bool // the attempt reaches Deliver through JSON, without the claim's read
+		wantFresh int
+		wantRead  int
+	}{
+		{"as claimed", false, 0, 1},
+		{"decoded from JSON", true, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			book := &profileBook{}
+			g := f.gateway(contactlimit.Deps{Sender: contactlimit.NewOutbox(filepath.Join(t.TempDir(), "outbox.jsonl")), Addresses: book})
+			dk := f.debtor(t, "")
+			c := claimAt(dk, thursday10)
+			a, err := g.Claim(bg, f.t, c)
+			if err != nil || !a.Allowed {
+				t.Fatalf("claim: %+v, %v", a, err)
+			}
+			if tc.roundTrip {
+				raw, err := json.Marshal(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = contactlimit.Attempt{}
+				if err := json.Unmarshal(raw, &a); err != nil {
+					t.Fatal(err)
+				}
+				a.SK = keys.Contact(a.LocalDate, thursday10, a.AttemptID)
+			}
+			ctx, use := kit.Operation(bg, "test.deliver")
+			got, err := g.Deliver(ctx, f.t, c, a)
+			if err != nil || got.Outcome != contactlimit.OutcomeSent {
+				t.Fatalf("deliver: %+v, %v", got, err)
+			}
+			if book.fresh != tc.wantFresh || len(book.fromRead) != tc.wantRead {
+				t.Fatalf("resolved %d afresh, %d from the claim's read; want %d, %d", book.fresh, len(book.fromRead), tc.wantFresh, tc.wantRead)
+			}
+			if tc.wantRead > 0 && book.fromRead[0] != keys.Debtor(f.t.ID, dk) {
+				t.Errorf("AddressIn got the item of %s", book.fromRead[0])
+			}
+			if n := use.Calls("GetItem"); n != 0 {
+				t.Errorf("Deliver made %d GetItem calls; the test book reads nothing", n)
+			}
+		})
 	}
 }

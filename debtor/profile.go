@@ -361,9 +361,27 @@ func (s *Service) ContactAddress(ctx context.Context, t *tenant.Tenant, dk, chan
 	if it == nil {
 		return "", errDebtorNotFound
 	}
-	p, _, err := s.open(ctx, t, it)
+	return s.ContactAddressIn(ctx, t, dk, it, channel)
+}
+
+// errNotProfile refuses an item that is not the debtor's PROFILE.
+var errNotProfile = errors.New("debtor: the item is not this debtor's profile")
+
+// ContactAddressIn is ContactAddress on a PROFILE item the caller already
+// read (the contact gateway's claim reads it strongly consistent): the
+// same decryption without a second read. The item must be dk's PROFILE in
+// t; its sealed data is bound to that key and tenant, so an item copied
+// from elsewhere does not open either.
+func (s *Service) ContactAddressIn(ctx context.Context, t *tenant.Tenant, dk string, it kit.Item, channel string) (string, error) {
+	if err := ValidKey(dk); err != nil {
+		return "", err
+	}
+	p, rec, err := s.open(ctx, t, it)
 	if err != nil {
 		return "", err
+	}
+	if rec.PK != keys.Debtor(t.ID, dk) || rec.SK != keys.ProfileSK {
+		return "", errNotProfile
 	}
 	addr := ""
 	switch channel {

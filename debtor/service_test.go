@@ -2,6 +2,7 @@ package debtor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -250,5 +251,59 @@ func TestReadsAreOneQueryWithinBudget(t *testing.T) {
 	seen += len(headers)
 	if want := 1 + 1 + 1 + 12 + 1 + 10; seen != want {
 		t.Fatalf("paginated 360 saw %d items, want %d", seen, want)
+	}
+}
+
+// TestContactAddressInIsTheProfilesAddress: resolving an address from a
+// PROFILE item already read gives what ContactAddress reads and decrypts,
+// and an item that is not that debtor's PROFILE in that tenant never
+// yields one.
+func TestContactAddressInIsTheProfilesAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "t-a", "t-b")
+	a, b := f.tenant(t, "t-a"), f.tenant(t, "t-b")
+	x, y := f.register(t, a, f.CPF()), f.register(t, a, f.CPF())
+	profileOf := func(tn *tenant.Tenant, dk string) kit.Item {
+		it, err := f.Kit.Tenant(tn.ID, tn.CursorKey()).Get(bg, kit.Key{PK: keys.Debtor(tn.ID, dk), SK: keys.ProfileSK}, true)
+		if err != nil || it == nil {
+			t.Fatalf("profile of %s: %v", dk, err)
+		}
+		return it
+	}
+	item := profileOf(a, x)
+	for _, tc := range []struct {
+		name    string
+		tn      *tenant.Tenant
+		dk      string
+		channel string
+		want    string // "" means an error
+	}{
+		{"sms", a, x, "SMS", "+5511900000001"},
+		{"email", a, x, "EMAIL", "p@example.test"},
+		{"no address for the channel", a, x, "LETTER", ""},
+		{"another debtor's key", a, y, "SMS", ""},
+		{"another tenant", b, x, "SMS", ""},
+		{"invalid key", a, "not-a-key", "SMS", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := f.Debtors.ContactAddressIn(bg, tc.tn, tc.dk, item, tc.channel)
+			if tc.want == "" {
+				if err == nil || got != "" {
+					t.Fatalf("got %q, %v; want an error and no address", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+			read, err := f.Debtors.ContactAddress(bg, tc.tn, tc.dk, tc.channel)
+			if err != nil || read != got {
+				t.Fatalf("ContactAddress %q, %v; ContactAddressIn %q", read, err, got)
+			}
+		})
+	}
+	if _, err := f.Debtors.ContactAddressIn(bg, a, x, item, "LETTER"); !errors.Is(err, debtor.ErrNoAddress) {
+		t.Errorf("LETTER: %v, want ErrNoAddress", err)
 	}
 }

@@ -219,3 +219,9 @@ type addressBook struct{ debtors *debtor.Service }
 func (a addressBook) Address(ctx context.Context, t *tenant.Tenant, dk string, ch contactlimit.Channel) (string, error) {
 	return a.debtors.ContactAddress(ctx, t, dk, string(ch))
 }
+
+// AddressIn resolves the recipient from the PROFILE the claim read
+// (contactlimit.ProfileAddressBook): one read per contact, not two.
+func (a addressBook) AddressIn(ctx context.Context, t *tenant.Tenant, dk string, profile kit.Item, ch contactlimit.Channel) (string, error) {
+	return a.debtors.ContactAddressIn(ctx, t, dk, profile, string(ch))
+}

@@ -58,11 +58,18 @@ type ESDK struct {
 	client  *esdk.Client
 	cmm     mpltypes.ICryptographicMaterialsManager
 	keyring string
+	raw     *rawOpener // the raw AES keyring's messages, opened natively; nil for KMS
 }
 
 // LocalKeyInfo is the HKDF info that derives the personal-data wrapping
 // key from the data key; changing it orphans every stored profile.
 const LocalKeyInfo = "lastro/pii/raw-aes/v1"
+
+// The raw AES keyring's names, in every message it wraps a data key for.
+const (
+	localNamespace = "lastro"
+	localKeyName   = "pii-v1"
+)
 
 // DeriveKey derives the 32-byte raw AES wrapping key from the data key,
 // so the key that seals tenant secrets never wraps personal data itself.
@@ -85,13 +92,20 @@ func NewLocal(ctx context.Context, dataKey []byte) (*ESDK, error) {
 		return nil, fmt.Errorf("pii: material providers: %w", err)
 	}
 	kr, err := m.CreateRawAesKeyring(ctx, mpltypes.CreateRawAesKeyringInput{
-		KeyNamespace: "lastro", KeyName: "pii-v1", WrappingKey: wrapping,
+		KeyNamespace: localNamespace, KeyName: localKeyName, WrappingKey: wrapping,
 		WrappingAlg: mpltypes.AesWrappingAlgAlgAes256GcmIv12Tag16,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pii: raw AES keyring: %w", err)
 	}
-	return newESDK(ctx, m, kr, "raw-aes")
+	s, err := newESDK(ctx, m, kr, "raw-aes")
+	if err != nil {
+		return nil, err
+	}
+	if s.raw, err = newRawOpener(localNamespace, localKeyName, wrapping); err != nil {
+		return nil, fmt.Errorf("pii: raw AES opener: %w", err)
+	}
+	return s, nil
 }
 
 // NewKMS returns a sealer with an AWS KMS keyring on keyID: every message
@@ -150,8 +164,18 @@ func (s *ESDK) Seal(ctx context.Context, plaintext []byte, owner Owner) ([]byte,
 	return out.Ciphertext, nil
 }
 
-// Open decrypts a ciphertext sealed for owner.
+// Open decrypts a ciphertext sealed for owner. Under the raw AES keyring
+// the messages it seals are opened natively first (ADR 0033); anything
+// that path does not open is the SDK's to decide.
 func (s *ESDK) Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte, error) {
+	if len(ciphertext) == 0 {
+		return nil, ErrOpen // the SDK panics on an empty message
+	}
+	if s.raw != nil {
+		if p, err := s.raw.open(ciphertext, owner.context()); err == nil {
+			return p, nil
+		}
+	}
 	out, err := s.client.Decrypt(ctx, esdktypes.DecryptInput{
 		Ciphertext: ciphertext, EncryptionContext: owner.context(), MaterialsManager: s.cmm,
 	})

@@ -26,6 +26,14 @@ var (
 	ErrClosed = errors.New("storage: store closed")
 )
 
+// Engine sizes. A larger memtable flushes less often, so fewer small L0
+// tables are compacted again; the block cache keeps the hot part of the
+// table uncompressed in memory.
+const (
+	memTableSize   = 32 << 20
+	blockCacheSize = 128 << 20
+)
+
 // Options configure Open.
 type Options struct {
 	// Dir is the data directory; empty means in memory (nothing is
@@ -53,7 +61,13 @@ func Open(o Options) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	po := &pebble.Options{Logger: quietLogger{log}}
+	po := &pebble.Options{Logger: quietLogger{log}, MemTableSize: memTableSize}
+	// The block cache is shared by every read: Pebble's 8 MB default
+	// misses on most reads of a table of a few hundred MB, and each miss
+	// decompresses a block (docs/performance.md, "Agenda run").
+	cache := pebble.NewCache(blockCacheSize)
+	defer cache.Unref() // the engine holds its own reference
+	po.Cache = cache
 	dir := o.Dir
 	d := &DB{}
 	if dir == "" {
