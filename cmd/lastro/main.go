@@ -47,6 +47,8 @@ commands:
                run the dunning agenda once (every tenant and shard by default); progress on
                stderr, one JSON report per tenant on stdout; interrupted, it resumes on the next run
   ddb serve    run the embedded DynamoDB-compatible store standalone
+  psp sandbox --addr A --webhook-secret S
+               run the sandbox Pix PSP standalone (BACEN Pix API subset, POST /sandbox/pay)
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
 `
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown ddb command (lastro ddb serve -h lists its flags)")
 		}
 		return ddbServe(ctx, args[2:], stderr)
+	case "psp":
+		return pspCmd(ctx, args[1:], stderr)
 	case "worker":
 		return workerCmd(ctx, args[1:], stdout, stderr)
 	case "demo":

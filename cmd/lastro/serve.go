@@ -29,6 +29,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	if cfg.PSPSandboxAddr != "" {
+		url, stop, err := e.startSandbox(ctx, ln.Addr())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+		log.Info("sandbox PSP in process: the Pix PSP of tenants without one (PUT /v1/tenant/psp)", "url", url)
+	}
 	// The scheduler stops with ctx, or when the server fails; serve waits
 	// for it before the deferred Close stops the store under it.
 	schedCtx, stopSched := context.WithCancel(ctx)
