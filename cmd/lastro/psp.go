@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -59,29 +60,24 @@ func pspCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	return httpserve.Run(ctx, ln, sb.Handler(), lim, 5*time.Second, log)
 }
 
-// startSandbox runs the sandbox PSP in process on a loopback port, as
-// the PSP of every tenant that configured none (ADR 0038), signing each
-// tenant's notices with its own webhook secret. apiURL is the engine's.
-func (a *app) startSandbox(ctx context.Context, api net.Addr) (string, func(), error) {
-	apiURL := "http://" + loopback(api)
-	ln, err := net.Listen("tcp", a.cfg.PSPSandboxAddr)
-	if err != nil {
-		return "", nil, fmt.Errorf("sandbox PSP listen on %s: %w", a.cfg.PSPSandboxAddr, err)
-	}
-	url := "http://" + ln.Addr().String()
+// SandboxPrefix is where serve mounts the in-process sandbox PSP on
+// the API's own listener: no other port is opened (ADR 0013, 0038).
+const SandboxPrefix = "/psp-sandbox"
+
+// withSandbox mounts the sandbox PSP under SandboxPrefix in front of the
+// API and makes it the PSP of every tenant that configured none, signing
+// each tenant's notices with its own webhook secret. api is the API's
+// listening address.
+func (a *app) withSandbox(api net.Addr, h http.Handler) http.Handler {
+	base := "http://" + loopback(api)
 	sb := sandbox.New(sandbox.Options{Clock: a.Clock, SecretFor: a.PSPs.SecretFor})
-	sb.SetBaseURL(url)
-	srv := httpserve.NewServer(sb.Handler(), a.cfg.Limits, a.log)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	a.PSPs.UseSandbox(tenantpsp.Sandbox{URL: url, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret, WebhookBase: apiURL})
-	stop := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-	}
-	return url, stop, nil
+	sb.SetBaseURL(base + SandboxPrefix)
+	a.PSPs.UseSandbox(tenantpsp.Sandbox{URL: base + SandboxPrefix, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+		WebhookBase: base})
+	mux := http.NewServeMux()
+	mux.Handle(SandboxPrefix+"/", http.StripPrefix(SandboxPrefix, sb.Handler()))
+	mux.Handle("/", h)
+	return mux
 }
 
 // loopback is addr as the in-process sandbox reaches it: an unspecified
