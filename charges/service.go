@@ -240,9 +240,12 @@ func (in Input) validate() error {
 // quoting the amount on its due date, the first business day from today
 // (a boleto is paid through clearing, on business days), payable until
 // the end of that day in the tenant's time zone. Each is computed with the
-// charges policy version the contract was signed under. The charge item
-// and its lookup are written in one transaction, so a webhook can never
-// see one without the other.
+// charges policy version the contract was signed under. With a PSP, a Pix
+// charge is first created there under its txid — a cob for today's quote,
+// or a cobv carrying the policy's fine and interest for an instalment not
+// yet late (ADR 0037) — and answers its BR Code. The charge item and its
+// lookup are written in one transaction, so a webhook can never see one
+// without the other.
 func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issued, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
