@@ -368,3 +368,39 @@ func TestTenantPSPConfiguration(t *testing.T) {
 		t.Fatalf("the charge went to %+v", at)
 	}
 }
+
+// TestOneNoticeCarriesTwoPayments: the sandbox pays a cob and a cobv in
+// one webhook; both are applied, each once.
+func TestOneNoticeCarriesTwoPayments(t *testing.T) {
+	t.Parallel()
+	e := newPixEnv(t, "", "")
+	_, first := e.issue(t, enginetest.SaoPaulo("2026-09-24", 9, 0), "")
+	_, second := e.Do(t, http.MethodPost, "/v1/charges", e.keys["operator"],
+		fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-1","seq":2,"method":"PIX"}`, e.dk))
+	if first["pixType"] != "cob" || second["pixType"] != "cobv" {
+		t.Fatalf("charges: %v %v", first, second)
+	}
+	body := fmt.Sprintf(`{"payments":[{"txid":%q},{"txid":%q}]}`, first["chargeId"], second["chargeId"])
+	resp, err := http.Post(e.SandboxURL+"/sandbox/pay-batch", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paid sandbox.Paid
+	err = json.NewDecoder(resp.Body).Decode(&paid)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(paid.Payments) != 2 || paid.Payments[0].Valor != "1024.67" || paid.Payments[1].Valor != "1000.00" {
+		t.Fatalf("pay-batch: %d %+v %v", resp.StatusCode, paid, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.outcomes) != 2 || e.outcomes[0]["status"] != "applied" || e.outcomes[1]["status"] != "applied" ||
+		e.outcomes[1]["appliedTo"].([]any)[0].(map[string]any)["seq"] != float64(2) {
+		t.Fatalf("outcomes: %v", e.outcomes)
+	}
+	// Paid already: a second batch with one of them is refused whole.
+	resp, err = http.Post(e.SandboxURL+"/sandbox/pay-batch", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("paying again: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}

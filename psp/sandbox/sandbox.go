@@ -120,6 +120,7 @@ func (s *Sandbox) Handler() http.Handler {
 	mux.HandleFunc("GET /webhook/{chave}", s.authed(s.getWebhook))
 	mux.HandleFunc("GET /qr/v2/{id}", s.location)
 	mux.HandleFunc("POST /sandbox/pay", s.pay)
+	mux.HandleFunc("POST /sandbox/pay-batch", s.payBatch)
 	mux.HandleFunc("POST /sandbox/redeliver", s.redeliver)
 	return http.MaxBytesHandler(mux, 1<<20)
 }
@@ -452,12 +453,14 @@ type PayInput struct {
 	InfoPagador string `json:"infoPagador,omitempty"`
 }
 
-// Paid is the answer of /sandbox/pay and /sandbox/redeliver.
+// Paid is the answer of /sandbox/pay, /sandbox/pay-batch and
+// /sandbox/redeliver: the payment (the first of a batch) and all of them.
 type Paid struct {
-	Payment       psp.Payment `json:"payment"`
-	WebhookURL    string      `json:"webhookUrl"`
-	WebhookStatus int         `json:"webhookStatus"`
-	WebhookBody   string      `json:"webhookBody"`
+	Payment       psp.Payment   `json:"payment"`
+	Payments      []psp.Payment `json:"payments"`
+	WebhookURL    string        `json:"webhookUrl"`
+	WebhookStatus int           `json:"webhookStatus"`
+	WebhookBody   string        `json:"webhookBody"`
 }
 
 func (s *Sandbox) pay(w http.ResponseWriter, r *http.Request) {
@@ -467,6 +470,18 @@ func (s *Sandbox) pay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.Pay(r.Context(), in)
+	s.reply(w, out, err)
+}
+
+func (s *Sandbox) payBatch(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Payments []PayInput `json:"payments"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		problem(w, http.StatusBadRequest, "Requisicao Invalida", "the body is not {\"payments\": [{\"txid\", ...}]}")
+		return
+	}
+	out, err := s.PayBatch(r.Context(), in.Payments)
 	s.reply(w, out, err)
 }
 
@@ -504,44 +519,80 @@ func bad(format string, a ...any) error { return &badRequest{fmt.Sprintf(format,
 // CONCLUIDA and posts the webhook. The amount defaults to what the charge
 // asks at the payment instant.
 func (s *Sandbox) Pay(ctx context.Context, in PayInput) (*Paid, error) {
+	return s.PayBatch(ctx, []PayInput{in})
+}
+
+// maxBatch bounds the payments of one notice.
+const maxBatch = 100
+
+// PayBatch pays several charges and posts them in one webhook, as PSPs
+// batch notices: all of them or, when one cannot be paid, none.
+func (s *Sandbox) PayBatch(ctx context.Context, ins []PayInput) (*Paid, error) {
+	if len(ins) == 0 || len(ins) > maxBatch {
+		return nil, bad("1-%d payments", maxBatch)
+	}
+	s.mu.Lock()
+	var recs []*record
+	var payments []psp.Payment
+	seen := map[string]bool{}
+	for _, in := range ins {
+		p, rec, err := s.payment(in)
+		if err == nil && seen[in.TxID] {
+			err = bad("txid %q twice in one batch", in.TxID)
+		}
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		seen[in.TxID] = true
+		recs, payments = append(recs, rec), append(payments, p)
+	}
+	for _, p := range payments[1:] {
+		if p.Chave != payments[0].Chave {
+			s.mu.Unlock()
+			return nil, bad("one notice goes to one Pix key's webhook")
+		}
+	}
+	for i, rec := range recs {
+		rec.p.Status = psp.StatusPaid
+		// Each payment is redelivered on its own.
+		s.paid[payments[i].EndToEndID] = &delivery{chave: payments[i].Chave, notice: psp.Notice{Pix: payments[i : i+1]}}
+	}
+	d := &delivery{chave: payments[0].Chave, notice: psp.Notice{Pix: payments}}
+	s.mu.Unlock()
+	return s.deliver(ctx, d)
+}
+
+// payment is what paying in would notify; s.mu is held.
+func (s *Sandbox) payment(in PayInput) (psp.Payment, *record, error) {
 	at := s.o.Clock.Now()
 	if in.Horario != "" {
 		var err error
 		if at, err = time.Parse(time.RFC3339Nano, in.Horario); err != nil {
-			return nil, bad("horario must be RFC 3339")
+			return psp.Payment{}, nil, bad("horario must be RFC 3339")
 		}
 	}
-	s.mu.Lock()
 	rec := s.charges[string(psp.Cob)+"/"+in.TxID]
 	if rec == nil {
 		rec = s.charges[string(psp.CobV)+"/"+in.TxID]
 	}
 	if rec == nil || rec.p.Status != psp.StatusActive {
-		s.mu.Unlock()
-		return nil, bad("no active charge with txid %q", in.TxID)
+		return psp.Payment{}, nil, bad("no active charge with txid %q", in.TxID)
 	}
 	if rec.kind == psp.Cob && at.After(rec.created.Add(time.Duration(rec.p.Calendario.Expiracao)*time.Second)) {
-		s.mu.Unlock()
-		return nil, bad("the cob expired")
+		return psp.Payment{}, nil, bad("the cob expired")
 	}
 	cents, err := Due(rec.kind, rec.p, calendar.Of(at, s.o.Location))
 	if err != nil {
-		s.mu.Unlock()
-		return nil, bad("%v", err)
+		return psp.Payment{}, nil, bad("%v", err)
 	}
 	if in.Valor != "" {
 		if cents, err = psp.ParseValor(in.Valor); err != nil || cents <= 0 {
-			s.mu.Unlock()
-			return nil, bad("valor must be a positive amount like 123.45")
+			return psp.Payment{}, nil, bad("valor must be a positive amount like 123.45")
 		}
 	}
-	rec.p.Status = psp.StatusPaid
-	e2e := endToEndID(at)
-	d := &delivery{chave: rec.p.Chave, notice: psp.Notice{Pix: []psp.Payment{{EndToEndID: e2e, TxID: in.TxID, Valor: psp.FormatValor(cents),
-		Horario: at.UTC().Format(time.RFC3339), Chave: rec.p.Chave, InfoPagador: in.InfoPagador}}}}
-	s.paid[e2e] = d
-	s.mu.Unlock()
-	return s.deliver(ctx, d)
+	return psp.Payment{EndToEndID: endToEndID(at), TxID: in.TxID, Valor: psp.FormatValor(cents), Horario: at.UTC().Format(time.RFC3339),
+		Chave: rec.p.Chave, InfoPagador: in.InfoPagador}, rec, nil
 }
 
 // Redeliver posts a payment's webhook again, as PSPs do when they did not
@@ -573,7 +624,7 @@ func (s *Sandbox) deliver(ctx context.Context, d *delivery) (*Paid, error) {
 	s.mu.Lock()
 	hook := s.hooks[d.chave]
 	s.mu.Unlock()
-	out := &Paid{Payment: d.notice.Pix[0]}
+	out := &Paid{Payment: d.notice.Pix[0], Payments: d.notice.Pix}
 	if hook == "" {
 		return nil, bad("no webhook registered for the charge's key (PUT /webhook/{chave})")
 	}
