@@ -116,7 +116,7 @@ func (c *Client) CreateCob(ctx context.Context, in psp.CobInput) (*psp.Charge, e
 	body := psp.CobPayload{Calendario: psp.Calendario{Expiracao: in.ExpirationSeconds}, Valor: psp.Valor{Original: psp.FormatValor(in.AmountCents)},
 		Chave: c.chave}
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPut, "/cob/"+url.PathEscape(in.TxID), body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, "/cob/"+url.PathEscape(in.TxID), "/cob/{txid}", body, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(psp.Cob)
@@ -130,7 +130,7 @@ func (c *Client) CreateCobV(ctx context.Context, in psp.CobVInput) (*psp.Charge,
 		return nil, err
 	}
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(in.TxID), body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(in.TxID), "/cobv/{txid}", body, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(psp.CobV)
@@ -160,7 +160,7 @@ func CobVBody(in psp.CobVInput, chave string) (*psp.CobPayload, error) {
 // Get implements psp.PSP.
 func (c *Client) Get(ctx context.Context, kind psp.Kind, txid string) (*psp.Charge, error) {
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodGet, "/"+string(kind)+"/"+url.PathEscape(txid), nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}", nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(kind)
@@ -169,7 +169,8 @@ func (c *Client) Get(ctx context.Context, kind psp.Kind, txid string) (*psp.Char
 // Cancel implements psp.PSP.
 func (c *Client) Cancel(ctx context.Context, kind psp.Kind, txid string) (*psp.Charge, error) {
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPatch, "/"+string(kind)+"/"+url.PathEscape(txid), map[string]string{"status": psp.StatusRemoved}, &out); err != nil {
+	if err := c.do(ctx, http.MethodPatch, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}",
+		map[string]string{"status": psp.StatusRemoved}, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(kind)
@@ -177,7 +178,7 @@ func (c *Client) Cancel(ctx context.Context, kind psp.Kind, txid string) (*psp.C
 
 // RegisterWebhook implements psp.PSP.
 func (c *Client) RegisterWebhook(ctx context.Context, webhookURL string) error {
-	return c.do(ctx, http.MethodPut, "/webhook/"+url.PathEscape(c.chave), psp.WebhookPayload{WebhookURL: webhookURL}, nil)
+	return c.do(ctx, http.MethodPut, "/webhook/"+url.PathEscape(c.chave), "/webhook/{chave}", psp.WebhookPayload{WebhookURL: webhookURL}, nil)
 }
 
 // problem is the API's error answer (RFC 7807).
@@ -186,7 +187,9 @@ type problem struct {
 	Status int    `json:"status"`
 }
 
-func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+// do calls the API. Errors name the route (route), never the path: the
+// webhook's path carries the Pix key, which may be a CPF or an e-mail.
+func (c *Client) do(ctx context.Context, method, path, route string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
@@ -210,7 +213,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
 			return fmt.Errorf("%w: token endpoint answered %d", psp.ErrRejected, re.Response.StatusCode)
 		}
-		return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, path, redact(err))
+		return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, route, redact(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
@@ -219,19 +222,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("%w: %s %s", psp.ErrNotFound, method, path)
+		return fmt.Errorf("%w: %s %s", psp.ErrNotFound, method, route)
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return fmt.Errorf("%w: %s %s answered %d", psp.ErrUnavailable, method, path, resp.StatusCode)
+		return fmt.Errorf("%w: %s %s answered %d", psp.ErrUnavailable, method, route, resp.StatusCode)
 	case resp.StatusCode >= 300:
 		var p problem
 		_ = json.Unmarshal(raw, &p)
-		return fmt.Errorf("%w: %s %s answered %d %s", psp.ErrRejected, method, path, resp.StatusCode, truncate(p.Title, 120))
+		return fmt.Errorf("%w: %s %s answered %d %s", psp.ErrRejected, method, route, resp.StatusCode, truncate(p.Title, 120))
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%w: %s %s: undecodable answer: %v", psp.ErrUnavailable, method, path, err)
+		return fmt.Errorf("%w: %s %s: undecodable answer: %v", psp.ErrUnavailable, method, route, err)
 	}
 	return nil
 }

@@ -161,6 +161,11 @@ func TestCobOverMutualTLS(t *testing.T) {
 	if _, err := c.CreateCob(ctx, psp.CobInput{TxID: "short", AmountCents: 1}); !errors.Is(err, psp.ErrRejected) {
 		t.Fatalf("bad txid: %v", err)
 	}
+	// A refusal names the route, never the Pix key in the webhook's path.
+	if err := c.RegisterWebhook(ctx, "ftp://nowhere"); !errors.Is(err, psp.ErrRejected) || strings.Contains(err.Error(), chave) ||
+		!strings.Contains(err.Error(), "/webhook/{chave}") {
+		t.Fatalf("bad webhook: %v", err)
+	}
 }
 
 func TestCredentialsAndCertificateAreRequired(t *testing.T) {
