@@ -73,3 +73,35 @@ func TestServeMountsTheSandboxPSP(t *testing.T) {
 		t.Fatalf("paid: %+v %v", paid, err)
 	}
 }
+
+// TestPSPSandboxCommand: lastro psp sandbox refuses to run without the
+// webhook secret, and serves the Pix API behind its token endpoint.
+func TestPSPSandboxCommand(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"psp"}, {"psp", "other"}, {"psp", "sandbox"}} {
+		if err := run(t.Context(), args, io.Discard, io.Discard); err == nil {
+			t.Errorf("lastro %v: no error", args)
+		}
+	}
+	if err := run(t.Context(), []string{"psp", "sandbox"}, io.Discard, io.Discard); !strings.Contains(fmt.Sprint(err), "--webhook-secret") {
+		t.Errorf("no secret: %v", err)
+	}
+	s := startChild(t, map[string]string{}, "sandbox PSP listening", "psp", "sandbox", "--addr", "127.0.0.1:0", "--webhook-secret", "whsec_x")
+	resp, err := http.Get("http://" + s.addr + "/cob/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without a token: %d", resp.StatusCode)
+	}
+	resp, err = http.PostForm("http://"+s.addr+"/oauth/token", map[string][]string{"grant_type": {"client_credentials"},
+		"client_id": {sandbox.DefaultClientID}, "client_secret": {sandbox.DefaultClientSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("token: %d", resp.StatusCode)
+	}
+}
