@@ -27,6 +27,7 @@ require (
 	github.com/truora/minidyn v0.8.2
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
+	golang.org/x/oauth2 v0.38.0
 )
 
 require (

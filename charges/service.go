@@ -20,6 +20,7 @@ import (
 	"lastro/collections/kit"
 	"lastro/contract"
 	"lastro/policy"
+	"lastro/psp"
 	"lastro/tenant"
 )
 
@@ -36,6 +37,7 @@ type Service struct {
 	policies *policy.Service
 	clock    clock.Clock
 	idem     *idem.Store
+	psps     Provider
 	// newID generates a charge id; tests replace it to force a collision.
 	newID func(method string) string
 }
@@ -47,11 +49,19 @@ type Deps struct {
 	Policies *policy.Service
 	Clock    clock.Clock
 	Idem     *idem.Store // Idempotency-Key on POST /v1/charges; nil disables it
+	// PSPs gives each tenant's Pix PSP; nil (or a nil PSP for a tenant):
+	// Pix charges are issued without a BR Code, as a txid and an amount.
+	PSPs Provider
+}
+
+// Provider resolves a tenant's Pix PSP (psp/tenantpsp); nil when it has none.
+type Provider interface {
+	For(ctx context.Context, t *tenant.Tenant) (psp.PSP, error)
 }
 
 // NewService returns the charges service.
 func NewService(d Deps) *Service {
-	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, newID: NewChargeID}
+	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, psps: d.PSPs, newID: NewChargeID}
 }
 
 func (s *Service) db(t *tenant.Tenant) *kit.Tenant { return s.kit.Tenant(t.ID, t.CursorKey()) }
@@ -62,6 +72,11 @@ type Input struct {
 	ContractID string `json:"contractId"`
 	Seq        int    `json:"seq"`
 	Method     string `json:"method"`
+	// PixType chooses the Pix charge: "cob" (immediate, today's amount for
+	// 24 hours) or "cobv" (due date, the PSP adds the policy's fine and
+	// interest when paid late); empty: cobv for an instalment not yet
+	// late, cob otherwise (ADR 0037).
+	PixType string `json:"pixType,omitempty"`
 }
 
 // Issued is a charge as the API answers it.
@@ -82,23 +97,36 @@ type Issued struct {
 	// on ComputedFor for AmountCents under the tenant's boleto settings.
 	Barcode        string `json:"barcode,omitempty"`
 	LinhaDigitavel string `json:"linhaDigitavel,omitempty"`
+	// The PSP's charge (Pix with a PSP): cob or cobv, the BR Code a
+	// debtor pastes into a banking app and the location it points at.
+	PixType       string `json:"pixType,omitempty"`
+	PixCopiaECola string `json:"pixCopiaECola,omitempty"`
+	Location      string `json:"location,omitempty"`
 }
 
 // Validity says how long a charge is payable for its quoted amount: a Pix
-// charge for Seconds after it was created (the Central Bank's cob
-// calendario.expiracao, 24 hours by default), a boleto until the end of
-// its due date's civil day in the tenant's time zone.
+// cob for Seconds after it was created (the Central Bank's cob
+// calendario.expiracao, 24 hours by default), a boleto or a Pix cobv
+// until the end of its due date's civil day in the tenant's time zone. A
+// cobv stays payable DaysAfterDue days more (validadeAposVencimento),
+// for the amount the PSP computes with the fine and interest it carries.
 type Validity struct {
-	Rule    string `json:"rule" dynamodbav:"rule"`                           // PIX_EXPIRATION | BOLETO_DUE_DATE
-	Seconds int    `json:"seconds,omitempty" dynamodbav:"seconds,omitempty"` // PIX_EXPIRATION
-	DueDate string `json:"dueDate,omitempty" dynamodbav:"dueDate,omitempty"` // BOLETO_DUE_DATE
+	Rule         string `json:"rule" dynamodbav:"rule"`                                     // PIX_EXPIRATION | BOLETO_DUE_DATE | PIX_DUE_DATE
+	Seconds      int    `json:"seconds,omitempty" dynamodbav:"seconds,omitempty"`           // PIX_EXPIRATION
+	DueDate      string `json:"dueDate,omitempty" dynamodbav:"dueDate,omitempty"`           // BOLETO_DUE_DATE, PIX_DUE_DATE
+	DaysAfterDue int    `json:"daysAfterDue,omitempty" dynamodbav:"daysAfterDue,omitempty"` // PIX_DUE_DATE
 }
 
 // Validity rules.
 const (
 	RulePixExpiration = "PIX_EXPIRATION"
 	RuleBoletoDueDate = "BOLETO_DUE_DATE"
+	RulePixDueDate    = "PIX_DUE_DATE"
 )
+
+// PixDaysAfterDue is a cobv's validadeAposVencimento: the Pix API's
+// default of 30 calendar days.
+const PixDaysAfterDue = 30
 
 // PixExpiration is a Pix charge's default validity (cob
 // calendario.expiracao = 86400 s).
@@ -122,6 +150,9 @@ type chargeItem struct {
 	Validity      Validity   `dynamodbav:"validity"`
 	CreatedAt     string     `dynamodbav:"createdAt"`
 	Barcode       string     `dynamodbav:"barcode,omitempty"` // a boleto's 44 digits
+	PixType       string     `dynamodbav:"pixType,omitempty"`
+	PixCopiaECola string     `dynamodbav:"pixCopiaECola,omitempty"`
+	Location      string     `dynamodbav:"location,omitempty"`
 	Version       int        `dynamodbav:"version"`
 }
 
@@ -205,6 +236,9 @@ func (in Input) validate() error {
 	if in.Method != PIX && in.Method != BOLETO {
 		return errs.E(errs.Invalid, "invalid_method", "method must be PIX or BOLETO")
 	}
+	if in.PixType != "" && (in.Method != PIX || (in.PixType != string(psp.Cob) && in.PixType != string(psp.CobV))) {
+		return errs.E(errs.Invalid, "invalid_pix_type", "pixType is cob or cobv, on a PIX charge only")
+	}
 	return nil
 }
 
@@ -213,9 +247,12 @@ func (in Input) validate() error {
 // quoting the amount on its due date, the first business day from today
 // (a boleto is paid through clearing, on business days), payable until
 // the end of that day in the tenant's time zone. Each is computed with the
-// charges policy version the contract was signed under. The charge item
-// and its lookup are written in one transaction, so a webhook can never
-// see one without the other.
+// charges policy version the contract was signed under. With a PSP, a Pix
+// charge is first created there under its txid — a cob for today's quote,
+// or a cobv carrying the policy's fine and interest for an instalment not
+// yet late (ADR 0037) — and answers its BR Code. The charge item and its
+// lookup are written in one transaction, so a webhook can never see one
+// without the other.
 func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issued, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
@@ -250,23 +287,43 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 	now := s.clock.Now()
 	cal := t.Calendar()
 	payDate := calendar.Today(now, t.Location)
-	var validity Validity
-	var expires time.Time
 	if in.Method == BOLETO {
 		payDate = cal.Adjust(payDate)
-		validity = Validity{Rule: RuleBoletoDueDate, DueDate: payDate.String()}
-		expires = payDate.AddDays(1).Midnight(t.Location).Add(-time.Second)
-	} else {
-		validity = Validity{Rule: RulePixExpiration, Seconds: int(PixExpiration / time.Second)}
-		expires = now.Add(PixExpiration).Truncate(time.Second)
 	}
 	a, owed := AmountDue(p, cal, st, payDate)
 	if owed.Total() == 0 {
 		return nil, errNothingDue
 	}
+	var provider psp.PSP
+	if in.Method == PIX && s.psps != nil {
+		if provider, err = s.psps.For(ctx, t); err != nil {
+			return nil, pspError(err)
+		}
+	}
+	kind, err := pixKind(in, provider, p, st, a, owed)
+	if err != nil {
+		return nil, err
+	}
+	var validity Validity
+	var expires time.Time
+	switch {
+	case in.Method == BOLETO:
+		validity = Validity{Rule: RuleBoletoDueDate, DueDate: payDate.String()}
+		expires = payDate.AddDays(1).Midnight(t.Location).Add(-time.Second)
+	case kind == psp.CobV:
+		// The quote (no charges) holds through the due date; later the
+		// PSP asks for the fine and interest, which the settlement
+		// assesses the same way on the payment date (ADR 0037).
+		validity = Validity{Rule: RulePixDueDate, DueDate: a.PayableUntil.String(), DaysAfterDue: PixDaysAfterDue}
+		expires = a.PayableUntil.AddDays(1).Midnight(t.Location).Add(-time.Second)
+	default:
+		validity = Validity{Rule: RulePixExpiration, Seconds: int(PixExpiration / time.Second)}
+		expires = now.Add(PixExpiration).Truncate(time.Second)
+	}
 	exp := expires.In(t.Location).Format(time.RFC3339)
 	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(), ExpiresAt: exp, Validity: validity,
-		ComputedFor: payDate.String(), DueDate: inst.DueDate, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy}
+		ComputedFor: payDate.String(), DueDate: inst.DueDate, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy,
+		PixType: string(kind)}
 	ts := keys.Timestamp(now)
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	for attempt := 0; attempt < 3; attempt++ {
@@ -279,10 +336,18 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 				return nil, err
 			}
 		}
+		// The PSP's charge first, under the txid we chose: the PUT is an
+		// idempotent overwrite, and a charge item without a payable code
+		// would be worse than a PSP charge nobody was shown.
+		if provider != nil {
+			if err := s.createAtPSP(ctx, provider, kind, out, p, a.PayableUntil); err != nil {
+				return nil, err
+			}
+		}
 		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
 			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
 			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: exp,
-			Validity: validity, CreatedAt: ts, Barcode: out.Barcode, Version: 1})
+			Validity: validity, CreatedAt: ts, Barcode: out.Barcode, PixType: out.PixType, PixCopiaECola: out.PixCopiaECola, Location: out.Location, Version: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +361,12 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		if err == nil {
 			return out, nil
 		}
-		// A generated id already taken (astronomically rare): draw again.
+		// A generated id already taken (astronomically rare): draw again,
+		// after removing the PSP charge made under it (best effort: the
+		// code was never shown, so nobody can pay it).
+		if provider != nil {
+			_, _ = provider.Cancel(ctx, kind, out.ChargeID)
+		}
 		if !errors.Is(err, kit.ErrConditionFailed) {
 			return nil, fmt.Errorf("issue charge: %w", err)
 		}
@@ -336,4 +406,69 @@ func barcode(t *tenant.Tenant, nn string, due calendar.Date, cents int64) (bars,
 		return "", "", fmt.Errorf("boleto: %w", err)
 	}
 	return b.Barcode(), b.Line(), nil
+}
+
+// pixKind decides the PSP charge of a Pix charge ("" without a PSP, or
+// for a boleto): the one asked for, or cobv when the instalment is not
+// late yet and the policy's rates fit the Pix API (two decimals) — then
+// the PSP itself charges the fine and interest of a late payment — and
+// cob, today's quote for 24 hours, otherwise (ADR 0037).
+func pixKind(in Input, provider psp.PSP, p *policy.Charges, st State, a Assessment, owed Components) (psp.Kind, error) {
+	if in.Method != PIX {
+		return "", nil
+	}
+	if provider == nil {
+		if in.PixType != "" {
+			return "", errs.E(errs.Rule, "psp_not_configured", "pixType needs a PSP: configure one with PUT /v1/tenant/psp")
+		}
+		return "", nil
+	}
+	_, fineErr := psp.FormatPercent(p.FinePercent)
+	_, interestErr := psp.FormatPercent(p.LateInterestMonthlyPercent)
+	cobv := a.DaysLate == 0 && st.ChargedThrough.IsZero() && owed.Fine == 0 && owed.LateInterest == 0 && fineErr == nil && interestErr == nil
+	switch psp.Kind(in.PixType) {
+	case psp.Cob:
+		return psp.Cob, nil
+	case psp.CobV:
+		if !cobv {
+			return "", errs.E(errs.Rule, "cobv_not_applicable",
+				"a cobv is for an instalment not yet late, with no charges assessed, under rates of at most two decimals; issue a cob")
+		}
+		return psp.CobV, nil
+	}
+	if cobv {
+		return psp.CobV, nil
+	}
+	return psp.Cob, nil
+}
+
+// createAtPSP creates the PSP charge of out under its txid and records
+// the code and location it answers.
+func (s *Service) createAtPSP(ctx context.Context, provider psp.PSP, kind psp.Kind, out *Issued, p *policy.Charges, due calendar.Date) error {
+	var ch *psp.Charge
+	var err error
+	if kind == psp.CobV {
+		ch, err = provider.CreateCobV(ctx, psp.CobVInput{TxID: out.ChargeID, AmountCents: out.AmountCents, DueDate: due,
+			ValidAfterDueDays: PixDaysAfterDue, FinePercent: p.FinePercent, InterestMonthly: p.LateInterestMonthlyPercent})
+	} else {
+		ch, err = provider.CreateCob(ctx, psp.CobInput{TxID: out.ChargeID, AmountCents: out.AmountCents,
+			ExpirationSeconds: int(PixExpiration / time.Second)})
+	}
+	if err != nil {
+		return pspError(err)
+	}
+	if ch.PixCopiaECola == "" || ch.AmountCents != out.AmountCents {
+		return errs.E(errs.Transient, "psp_bad_answer", "the PSP answered a charge without a BR Code or with another amount; retry")
+	}
+	out.PixCopiaECola, out.Location = ch.PixCopiaECola, ch.Location
+	return nil
+}
+
+// pspError maps a PSP failure to the API: a refusal is the tenant's
+// configuration or our request (422), anything else a dependency down (503).
+func pspError(err error) error {
+	if errors.Is(err, psp.ErrRejected) || errors.Is(err, psp.ErrNotFound) {
+		return errs.Wrap(errs.Rule, "psp_rejected", err, "the tenant's PSP refused the charge: "+err.Error())
+	}
+	return errs.Wrap(errs.Transient, "psp_unavailable", err, "the tenant's PSP is unavailable; retry")
 }

@@ -33,6 +33,7 @@ import (
 	"lastro/debtor"
 	"lastro/policy"
 	"lastro/portfolio"
+	"lastro/psp/tenantpsp"
 	"lastro/settlement"
 	"lastro/tenant"
 	"lastro/ui"
@@ -91,6 +92,9 @@ type Engine struct {
 	Portfolio    *portfolio.Service
 	// Returns imports banks' CNAB 240 return files.
 	Returns *returns.Service
+	// PSPs are the tenants' Pix providers; UseSandbox makes the sandbox
+	// PSP the default of tenants that configured none (ADR 0038).
+	PSPs *tenantpsp.Directory
 	// UI is the web pages (docs/adr/0031).
 	UI     *ui.UI
 	Sealer pii.Sealer
@@ -153,7 +157,9 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Sender: d.Sender, Addresses: addressBook{e.Debtors}})
 	e.Agenda = agenda.New(agenda.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Contacts: e.Contacts, Bureau: d.Bureau,
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
-	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
+	e.PSPs = tenantpsp.New(e.Tenants)
+	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
+		PSPs: e.PSPs})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock})
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
 		Charges: e.Charges})

@@ -106,6 +106,7 @@ func (s *Service) Routes(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenant/webhook-secret/rotate",
 		Summary: "Replace the webhook secret (shown once); the old one keeps verifying for overlapSeconds (default 3600, 0-604800), then only the new one does",
 		Roles:   sup, Request: RotateInput{}, Response: Rotated{}}, s.rotateWebhook)
+	s.pspRoutes(srv, sup)
 }
 
 func (s *Service) listKeys(c echo.Context) error {
@@ -346,4 +347,37 @@ func (s *Service) getBoleto(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, t.Boleto())
+}
+
+// pspRoutes registers GET and PUT /v1/tenant/psp (supervisor).
+func (s *Service) pspRoutes(srv *web.Server, roles []web.Role) {
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/psp",
+		Summary: "The tenant's Pix PSP (configured false: the engine's sandbox PSP serves it); never the client secret, private key or Pix key",
+		Roles:   roles, Response: PSPView{}}, func(c echo.Context) error {
+		t, err := s.From(c)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, t.PSP().View())
+	})
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/psp",
+		Summary: "Configure the tenant's Pix PSP (BACEN Pix API): base URL, OAuth2 client, mutual-TLS certificate, Pix key (chave) and the " +
+			"webhook URL registered with the PSP; sealed, and never shown back",
+		Roles: roles, Request: PSPSettings{BaseURL: "https://pix.psp.example/api/v2", ClientID: "client-id", ClientSecret: "client-secret",
+			Chave: "7d9f0335-8dcc-4054-9bf9-0dbd61d36906", WebhookURL: "https://lastro.example/v1/webhooks/t-demo"},
+		Response: PSPView{}}, func(c echo.Context) error {
+		t, err := s.From(c)
+		if err != nil {
+			return err
+		}
+		var in PSPSettings
+		if err := web.Bind(c, &in); err != nil {
+			return err
+		}
+		out, err := s.SetPSP(c.Request().Context(), t, in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, out)
+	})
 }

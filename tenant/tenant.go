@@ -73,6 +73,8 @@ type secrets struct {
 	// verifies until WebhookPreviousUntil (webhook.go).
 	WebhookPrevious      string    `json:"webhookPrevious,omitempty"`
 	WebhookPreviousUntil time.Time `json:"webhookPreviousUntil,omitzero"`
+	// PSP is the tenant's Pix provider (psp.go); nil: the local default.
+	PSP *PSPSettings `json:"psp,omitempty"`
 }
 
 // DebtorKeySecret returns the HMAC secret of a debtor-key version.

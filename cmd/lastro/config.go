@@ -26,6 +26,9 @@ type config struct {
 	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
 	Scheduler  bool             // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
 	Limits     httpserve.Limits // LASTRO_READ_TIMEOUT ... LASTRO_MAX_IN_FLIGHT
+	// PSPSandbox: serve mounts the sandbox PSP for tenants without one
+	// (LASTRO_PSP_SANDBOX on|off).
+	PSPSandbox bool
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -84,6 +87,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
 	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
+	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "on", "on: serve mounts the sandbox Pix PSP under /psp-sandbox as the PSP of tenants that configured none; off: none (production)"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -147,7 +151,12 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if sched != "on" && sched != "off" {
 		return config{}, fmt.Errorf("LASTRO_SCHEDULER must be on or off, got %q", sched)
 	}
+	sandbox := *vals["LASTRO_PSP_SANDBOX"]
+	if sandbox != "on" && sandbox != "off" {
+		return config{}, fmt.Errorf("LASTRO_PSP_SANDBOX must be on or off, got %q", sandbox)
+	}
 	return config{
+		PSPSandbox: sandbox == "on",
 		AgendaHour: hour, Scheduler: sched == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,

@@ -50,6 +50,8 @@ commands:
   ddb serve    run the embedded DynamoDB-compatible store standalone
   boleto parse [--today D] <linha>
                decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified
+  psp sandbox --addr A --webhook-secret S
+               run the sandbox Pix PSP standalone (BACEN Pix API subset, POST /sandbox/pay)
   demo seed --tenant ID --debtors N [--seed S]
                build a synthetic portfolio through the services (progress on stderr; resumable)
   export [--type full|incremental] [--at T | --from T --to T] [--bucket B] [--prefix P]
@@ -79,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown ddb command (lastro ddb serve -h lists its flags)")
 		}
 		return ddbServe(ctx, args[2:], stderr)
+	case "psp":
+		return pspCmd(ctx, args[1:], stderr)
 	case "worker":
 		return workerCmd(ctx, args[1:], stdout, stderr)
 	case "demo":

@@ -29,6 +29,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	handler := e.Handler()
+	if cfg.PSPSandbox {
+		handler = e.withSandbox(ln.Addr(), handler)
+		log.Info("sandbox PSP mounted: the Pix PSP of tenants without one (PUT /v1/tenant/psp); LASTRO_PSP_SANDBOX=off in production",
+			"path", SandboxPrefix)
+	}
 	// The scheduler stops with ctx, or when the server fails; serve waits
 	// for it before the deferred Close stops the store under it.
 	schedCtx, stopSched := context.WithCancel(ctx)
@@ -48,7 +54,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	l := cfg.Limits
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
 		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_in_flight", l.MaxInFlight)
-	err = httpserve.Run(ctx, ln, e.Handler(), l, 15*time.Second, log)
+	err = httpserve.Run(ctx, ln, handler, l, 15*time.Second, log)
 	// Run returns when ctx ends or the server fails: the scheduler stops
 	// too, and serve waits for it before the deferred Close stops the store.
 	stopSched()

@@ -36,6 +36,8 @@ import (
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/engine"
+	"lastro/psp/sandbox"
+	"lastro/psp/tenantpsp"
 	"lastro/settlement"
 	"lastro/tenant"
 
@@ -59,6 +61,7 @@ type options struct {
 	owner   string
 	shared  *Env
 	auth    tenant.Options
+	sandbox bool
 }
 
 // Option changes the fixture.
@@ -87,6 +90,11 @@ func Owner(name string) Option { return func(o *options) { o.owner = name } }
 // (short windows to watch them expire, a small burst to reach it).
 func Auth(o tenant.Options) Option { return func(opts *options) { opts.auth = o } }
 
+// PixSandbox runs the sandbox PSP beside the engine, over HTTP, as the
+// PSP of every tenant (what lastro serve does by default): Pix charges get
+// a BR Code, and Env.Sandbox pays them.
+func PixSandbox() Option { return func(o *options) { o.sandbox = true } }
+
 // Env is a running engine for a test.
 type Env struct {
 	*engine.Engine
@@ -99,6 +107,10 @@ type Env struct {
 	Dir         string       // a temporary folder for the files below
 	OutboxPath  string       // contact messages sent (JSON lines)
 	BureauPath  string       // credit-bureau records (JSON lines)
+	// Sandbox is the sandbox PSP at SandboxURL (PixSandbox only).
+	Sandbox    *sandbox.Sandbox
+	SandboxURL string
+	sbSrv      *httptest.Server
 
 	srv       *httptest.Server
 	key       []byte // the data key (SharedWith passes it on)
@@ -169,12 +181,23 @@ func Open(opts ...Option) (*Env, error) {
 	}
 	env.srv = httptest.NewServer(env.Handler())
 	env.URL, env.HTTP = env.srv.URL, env.srv.Client()
+	if o.sandbox {
+		env.Sandbox = sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: env.PSPs.SecretFor})
+		env.sbSrv = httptest.NewServer(env.Sandbox.Handler())
+		env.SandboxURL = env.sbSrv.URL
+		env.Sandbox.SetBaseURL(env.SandboxURL)
+		env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+			WebhookBase: env.URL})
+	}
 	return env, nil
 }
 
 // Close stops the API server and the store.
 func (e *Env) Close() error {
 	e.srv.Close()
+	if e.sbSrv != nil {
+		e.sbSrv.Close()
+	}
 	var err error
 	if e.ownsStore {
 		err = e.Store.Close()
