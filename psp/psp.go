@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -182,30 +181,44 @@ func FormatValor(cents int64) string {
 	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
 }
 
-// ParseValor reads the API's money exactly into cents: digits, a dot and
-// two decimals ("0.10", "1234.50"); a missing or single decimal is
-// accepted from lenient providers ("1234", "1234.5"), anything else —
-// exponents, signs, a third decimal — is refused. No float decides a cent.
+// ParseValor reads the Pix API's money ("valor", a decimal string of
+// reais) exactly into cents, never through a float. The API's pattern is
+// \d{1,10}\.\d{2}; one digit of fraction is accepted too ("1234.5" is
+// 123450: some PSPs drop the trailing zero, and the value is still
+// exact). Refused: no point or no digit after it (a bare "1234" could be
+// reais or cents), more than two decimals, a sign, an exponent, spaces,
+// more than 10 integer digits, and zero. Leading zeros ("01.00") pass, as
+// the pattern allows. The settlement webhook and the sandbox share it.
 func ParseValor(s string) (int64, error) {
-	whole, frac, dot := strings.Cut(s, ".")
-	ok := whole != "" && len(whole) <= 13 && len(frac) <= 2 && !(dot && frac == "")
-	for _, part := range []string{whole, frac} {
-		for i := 0; i < len(part); i++ {
-			ok = ok && part[i] >= '0' && part[i] <= '9'
+	intPart, frac, ok := strings.Cut(s, ".")
+	if !ok || len(intPart) < 1 || len(intPart) > 10 || len(frac) < 1 || len(frac) > 2 || !digits(intPart) || !digits(frac) {
+		return 0, ErrValor
+	}
+	var v int64
+	for i := 0; i < len(intPart); i++ {
+		v = v*10 + int64(intPart[i]-'0')
+	}
+	c := int64(frac[0]-'0') * 10
+	if len(frac) == 2 {
+		c += int64(frac[1] - '0')
+	}
+	v = v*100 + c // at most 9,999,999,999.99: no overflow
+	if v <= 0 {
+		return 0, ErrValor
+	}
+	return v, nil
+}
+
+// ErrValor is ParseValor's refusal; it never echoes the input.
+var ErrValor = errors.New(`valor must be a positive amount of reais with a point and one or two decimals, such as "1025.00"`)
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	if !ok {
-		return 0, fmt.Errorf("valor %q is not a decimal like 123.45", s)
-	}
-	w, _ := strconv.ParseInt(whole, 10, 64)
-	f := int64(0)
-	if frac != "" {
-		f, _ = strconv.ParseInt(frac, 10, 64)
-		if len(frac) == 1 {
-			f *= 10
-		}
-	}
-	return w*100 + f, nil
+	return true
 }
 
 // FormatPercent writes a percentage as valorPerc ("2.00"); it refuses one

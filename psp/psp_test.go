@@ -18,7 +18,9 @@ func TestParseValor(t *testing.T) {
 		{"0.10", 10, true},
 		{"1234.5", 123450, true},
 		{"1234.56", 123456, true},
-		{"7", 700, true},
+		{"7", 0, false}, // reais or cents? refused (ADR 0040)
+		{"0.00", 0, false},
+		{"001.00", 100, true},
 		{"1e3", 0, false},
 		{"-1.00", 0, false},
 		{"1.234", 0, false},
@@ -32,7 +34,7 @@ func TestParseValor(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseValor(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
-		if tt.ok && len(tt.in) > 4 && tt.in[len(tt.in)-3] == '.' && psp.FormatValor(got) != tt.in {
+		if tt.ok && len(tt.in) > 4 && tt.in[0] != '0' && tt.in[len(tt.in)-3] == '.' && psp.FormatValor(got) != tt.in {
 			t.Errorf("FormatValor(%d) = %s", got, psp.FormatValor(got))
 		}
 	}

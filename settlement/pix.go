@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 	"time"
 
 	"lastro/collections/keys"
+	"lastro/psp"
 )
 
 // The Central Bank's Pix API webhook (POST {webhookUrl}/pix): a body
@@ -59,44 +59,17 @@ func (p PixPayment) Payload() Payload {
 	return Payload{SettlementID: p.EndToEndID, ChargeID: p.TxID, AmountCents: p.ValorCents, PaidAt: p.Horario}
 }
 
-// ParseValor parses a Pix API amount ("valor", a decimal string of reais)
-// exactly into cents, without ever going through a float. The Pix API's
-// pattern is \d{1,10}\.\d{2}; one digit of fraction is accepted too
-// ("1234.5" is 123450: some PSPs format amounts without the trailing
-// zero, and the value is still exact). Refused: no point or no digit
-// after it (a bare "1234" could be reais or cents), more than two
-// decimals, a sign, an exponent, spaces, more than 10 integer digits, and
-// zero. Leading zeros ("01.00") are accepted, as the pattern does.
+// ParseValor parses a Pix API amount exactly into cents by the Pix
+// API's rules (psp.ParseValor, ADR 0040), refusing in the error shape.
 func ParseValor(s string) (int64, error) {
-	intPart, frac, ok := strings.Cut(s, ".")
-	if !ok || len(intPart) < 1 || len(intPart) > 10 || len(frac) < 1 || len(frac) > 2 || !digits(intPart) || !digits(frac) {
-		return 0, errValor
-	}
-	var v int64
-	for i := 0; i < len(intPart); i++ {
-		v = v*10 + int64(intPart[i]-'0')
-	}
-	c := int64(frac[0]-'0') * 10
-	if len(frac) == 2 {
-		c += int64(frac[1] - '0')
-	}
-	v = v*100 + c // at most 9,999,999,999.99: no overflow, below MaxAmountCents
-	if v <= 0 {
+	v, err := psp.ParseValor(s)
+	if err != nil {
 		return 0, errValor
 	}
 	return v, nil
 }
 
 var errValor = invalid("invalid_valor", `valor must be a positive amount of reais with a point and one or two decimals, such as "1025.00" (at most 10 integer digits; no sign or exponent)`)
-
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // ValidEndToEndID reports whether s is a Pix end-to-end id as the SPI
 // builds them: 32 letters and digits, the first E (a payment) or D (a
