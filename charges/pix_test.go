@@ -1,6 +1,7 @@
 package charges_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,9 +33,9 @@ type pixEnv struct {
 	*enginetest.Env
 	keys enginetest.Keys
 	dk   string
-	// relay stands for the BACEN receiver (settlement's, merged later):
-	// it takes the sandbox's {"pix": [...]} and applies each payment
-	// through the /settlements webhook, recording the outcomes.
+	// relay sits between the sandbox and the engine's Pix API receiver
+	// (POST /v1/webhooks/{tenantId}/pix): it forwards each notice as sent
+	// and records the outcome the engine answered for every payment.
 	relay    *httptest.Server
 	mu       sync.Mutex
 	outcomes []map[string]any
@@ -77,30 +78,31 @@ func (e *pixEnv) receive(t *testing.T) http.HandlerFunc {
 			http.Error(w, "wrong path "+r.URL.Path, http.StatusNotFound)
 			return
 		}
-		if err := settlement.Verify(e.keys["webhook"], r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body,
-			e.Clock.Now()); err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
+		// Forwarded as sent: the engine's own receiver authenticates the
+		// signature and applies the notice.
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, e.URL+r.URL.Path, bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		var n psp.Notice
-		if err := json.Unmarshal(body, &n); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		req.Header = r.Header.Clone()
+		resp, err := e.HTTP.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		for _, p := range n.Pix {
-			cents, err := psp.ParseValor(p.Valor)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			status, raw, err := e.Deliver(tenantID, e.keys["webhook"], enginetest.WebhookBody(p.EndToEndID, p.TxID, cents, p.Horario), e.Clock.Now(), nil)
-			if err != nil || status != http.StatusOK {
-				t.Errorf("relay: %d %s %v", status, raw, err)
-				http.Error(w, raw, http.StatusBadGateway)
-				return
-			}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var ans settlement.PixAnswer
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &ans) != nil {
+			t.Errorf("receiver: %d %s", resp.StatusCode, raw)
+			http.Error(w, string(raw), resp.StatusCode)
+			return
+		}
+		for _, p := range ans.Pix {
 			var out map[string]any
-			_ = json.Unmarshal([]byte(raw), &out)
+			enc, _ := json.Marshal(p.Settlement)
+			_ = json.Unmarshal(enc, &out)
 			e.mu.Lock()
 			e.outcomes = append(e.outcomes, out)
 			e.mu.Unlock()
