@@ -530,7 +530,6 @@ type exportWriter struct {
 	gz          *gzip.Writer
 	sum         hashWriter
 	n           int64
-	line        []byte
 }
 
 type hashWriter struct {

@@ -252,7 +252,7 @@ func avFromJSON(v any) (types.AttributeValue, error) {
 		case "L":
 			l, ok := x.([]any)
 			if !ok {
-				return nil, errors.New("L is not a list")
+				return nil, errors.New("the value of an L is not a list")
 			}
 			out := make([]types.AttributeValue, len(l))
 			for i, e := range l {
@@ -266,7 +266,7 @@ func avFromJSON(v any) (types.AttributeValue, error) {
 		case "M":
 			mm, ok := x.(map[string]any)
 			if !ok {
-				return nil, errors.New("M is not a map")
+				return nil, errors.New("the value of an M is not a map")
 			}
 			img, err := imageFromJSON(mm)
 			if err != nil {
