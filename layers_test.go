@@ -30,6 +30,7 @@ const (
 	dynamoPkg   = "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	pebblePkg   = "github.com/cockroachdb/pebble"
 	kitPkg      = "lastro/collections/kit"
+	streamsPkg  = "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
 
 // dynamoClientAllowed are the packages besides the kit that may import the
@@ -112,6 +113,9 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"ddblocal inside ddblocal", file{pkg: "lastro/ddblocal/ddbtest", rel: "ddblocal/ddbtest/ddbtest.go", imports: []string{ddblocalPkg}}, false},
 		{"dynamodb client in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg}}, true},
 		{"dynamodb types in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg + "/types"}}, false},
+		{"streams client in the stream package", file{pkg: "lastro/stream", rel: "stream/consumer.go", imports: []string{streamsPkg}}, true},
+		{"streams types in the stream package", file{pkg: "lastro/stream", rel: "stream/consumer.go", imports: []string{streamsPkg + "/types"}}, false},
+		{"streams client in the kit", file{pkg: kitPkg, rel: "collections/kit/streams.go", imports: []string{streamsPkg}}, false},
 		{"dynamodb client in the kit", file{pkg: kitPkg, rel: "collections/kit/kit.go", imports: []string{dynamoPkg}}, false},
 		{"pebble in ddblocal outside storage", file{pkg: ddblocalPkg, rel: "ddblocal/exprs.go", imports: []string{pebblePkg + "/v2"}}, true},
 		{"pebble in the old store file", file{pkg: ddblocalPkg, rel: "ddblocal/store.go", imports: []string{pebblePkg + "/v2/vfs"}}, true},
@@ -169,6 +173,11 @@ func check(f file) []string {
 			if _, ok := dynamoClientAllowed[f.pkg]; !ok {
 				bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reaches DynamoDB", f.rel, imp))
 			}
+		}
+		// The Streams client is the kit's too (kit.Streams); cmd/lastro
+		// builds it for AWS. Its types subpackage is free.
+		if imp == streamsPkg && !f.test && f.pkg != kitPkg && f.pkg != module+"/cmd/lastro" {
+			bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reads DynamoDB Streams", f.rel, imp))
 		}
 		if within(imp, pebblePkg) && f.pkg != storagePkg {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only %s may", f.rel, imp, storagePkg))
