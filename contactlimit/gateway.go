@@ -339,7 +339,7 @@ func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date c
 
 func (g *Gateway) evidence(ctx context.Context, t *tenant.Tenant, a Attempt) error {
 	ctx, _ = kit.Operation(ctx, "contact.evidence")
-	it, err := attributevalue.MarshalMap(evidenceItem{PK: keys.Debtor(t.ID, a.DebtorKey), SK: a.SK, Type: "CONTACT", Attempt: a})
+	it, err := attributevalue.MarshalMap(evidenceItem{PK: keys.Debtor(t.ID, a.DebtorKey), SK: a.SK, Type: TypeContact, Attempt: a})
 	if err != nil {
 		return fmt.Errorf("marshal evidence: %w", err)
 	}
@@ -474,3 +474,10 @@ func (g *Gateway) Day(ctx context.Context, t *tenant.Tenant, dk, date string, li
 	}
 	return v, nil
 }
+
+// TypeContact is the type of the CONTACT evidence item.
+const TypeContact = "CONTACT"
+
+// Evidence is the CONTACT item as stored, for readers outside the package
+// that decode it from a change image (the stream's translator).
+type Evidence = evidenceItem

@@ -105,3 +105,14 @@ func instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 func settlementKey(tenantID, settlementID string) (string, string) {
 	return keys.Settlement(tenantID, settlementID), keys.SettlementSK
 }
+
+// Item types of this package's records.
+const (
+	TypeSettlement = "SETTLEMENT"
+	TypeSuspense   = "SUSPENSE"
+)
+
+// Record is the STL item as stored, for readers outside the package that
+// decode it from a change image (the stream's translator): the table's
+// shape has one definition.
+type Record = stlItem

@@ -187,13 +187,13 @@ func (s *Service) duplicate(ctx context.Context, t *tenant.Tenant, p Payload, tc
 // transaction. Money is never dropped.
 func (s *Service) unmatched(ctx context.Context, t *tenant.Tenant, p Payload, received time.Time, reason string) (*Outcome, error) {
 	pk, sk := settlementKey(t.ID, p.SettlementID)
-	stl := stlItem{PK: pk, SK: sk, Type: "SETTLEMENT", SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
+	stl := stlItem{PK: pk, SK: sk, Type: TypeSettlement, SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
 		PaidAt: instant(p.PaidAt), ReceivedAt: keys.Timestamp(received), Outcome: OutcomeUnmatched, Reason: reason, Version: 1}
 	stlAV, err := attributevalue.MarshalMap(stl)
 	if err != nil {
 		return nil, err
 	}
-	susp, err := attributevalue.MarshalMap(suspenseItem{PK: keys.Suspense(t.ID), SK: keys.Unmatched(received, p.SettlementID), Type: "SUSPENSE",
+	susp, err := attributevalue.MarshalMap(suspenseItem{PK: keys.Suspense(t.ID), SK: keys.Unmatched(received, p.SettlementID), Type: TypeSuspense,
 		SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents, PaidAt: stl.PaidAt, ReceivedAt: stl.ReceivedAt,
 		Reason: reason, Version: 1})
 	if err != nil {
@@ -342,7 +342,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	pk := keys.Debtor(t.ID, lk.DebtorKey)
 	ts := keys.Timestamp(now)
 	spk, ssk := settlementKey(t.ID, p.SettlementID)
-	stl := stlItem{PK: spk, SK: ssk, Type: "SETTLEMENT", SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
+	stl := stlItem{PK: spk, SK: ssk, Type: TypeSettlement, SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
 		PaidAt: instant(p.PaidAt), ReceivedAt: ts, Outcome: OutcomeApplied, DebtorKey: lk.DebtorKey, ContractID: lk.ContractID, Seq: lk.Seq,
 		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: h.Status, QuoteHonoured: quoted, Version: 1}
 	for _, l := range alloc.Lines {
