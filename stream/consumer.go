@@ -295,7 +295,8 @@ var errBusy = errors.New("stream: shard held by another consumer")
 type lease struct {
 	key   kit.Key
 	token string
-	after string
+	after string // the position read to
+	saved string // the checkpoint as stored
 }
 
 // acquire takes the shard's lease: granted when nobody holds it or its
@@ -345,15 +346,17 @@ func (c *Consumer) take(ctx context.Context, s kit.Stream, sh kit.Shard) (*lease
 	if err := attributevalue.UnmarshalMap(it, &st); err != nil {
 		return nil, fmt.Errorf("stream: decode shard lease: %w", err)
 	}
-	return &lease{key: shardKey(s, sh), token: tok, after: st.After}, nil
+	return &lease{key: shardKey(s, sh), token: tok, after: st.After, saved: st.After}, nil
 }
 
-// release lets the lease go (the checkpoint stays), so another consumer
-// may take the shard at once.
+// release lets the lease go, saving the position read to (past the
+// bookkeeping records no commit saved), so another consumer may take the
+// shard at once.
 func (c *Consumer) release(ctx context.Context, l *lease) error {
 	name, val := expression.Name, expression.Value
-	mine := name("token").Equal(val(l.token))
-	_, err := c.db.Update(ctx, l.key, expression.Set(name("leaseUntil"), val(0)), &mine, types.ReturnValueNone)
+	mine := name("token").Equal(val(l.token)).And(name("after").Equal(val(l.saved)))
+	upd := expression.Set(name("leaseUntil"), val(0)).Set(name("after"), val(l.after))
+	_, err := c.db.Update(ctx, l.key, upd, &mine, types.ReturnValueNone)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return ErrLost
 	}
@@ -368,6 +371,16 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep R
 		return rep, false, err
 	}
 	defer c.forget(sh.ID)
+	defer func() {
+		if err != nil && !errors.Is(err, ErrLost) {
+			// A failed or stopped read lets the lease go at once, so the
+			// shard is not stuck for a lease's length. A consumer that dies
+			// without getting here leaves its lease to expire.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			_ = c.release(rctx, l)
+		}
+	}()
 	it, err := c.cfg.Streams.Iterator(ctx, s.ARN, sh.ID, l.after)
 	if errors.Is(err, kit.ErrTrimmed) {
 		// The checkpoint is older than the stream's retention: what lies
@@ -412,7 +425,10 @@ const maxCounters = 99
 
 // page processes one page of records in chunks that each end in a
 // commit. closed marks the shard's last page: its commit also marks the
-// shard finished.
+// shard finished. A chunk of the consumer's own bookkeeping only (see
+// bookkeeping) moves the position in memory and writes nothing: writing
+// a checkpoint for it would be a new record, read on the next pass, and
+// so on forever. The next real commit or the release saves it.
 func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes []kit.Change, closed bool) (Report, error) {
 	var rep Report
 	p := c.processor()
@@ -432,8 +448,8 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 		chunk := changes[start:end]
 		var recs []Record
 		for _, ch := range chunk {
-			if !after(ch.Sequence, l.after) {
-				continue // at or before the checkpoint: processed already
+			if !after(ch.Sequence, l.after) || bookkeeping(ch) {
+				continue // processed already, or the consumer's own writes
 			}
 			recs = append(recs, record(ch))
 		}
@@ -447,8 +463,11 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 			seq = chunk[len(chunk)-1].Sequence
 		}
 		last := closed && end == len(changes)
-		if err := c.commit(ctx, l, seq, len(recs), counterDeltas(recs), last); err != nil {
-			return rep, err
+		if len(recs) > 0 || last {
+			if err := c.commit(ctx, l, seq, len(recs), counterDeltas(recs), last); err != nil {
+				return rep, err
+			}
+			l.saved = seq
 		}
 		l.after = seq
 		if c.cfg.Observe != nil && len(recs) > 0 {
@@ -460,6 +479,18 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 		}
 	}
 	return rep, nil
+}
+
+// bookkeeping reports a change the consumer itself made: a shard lease or
+// checkpoint (the system partition) or a bucket counter. They are in the
+// stream like every write; nothing comes of them, and they are not
+// counted as work (Drain would never see the stream quiet).
+func bookkeeping(ch kit.Change) bool {
+	img := ch.New
+	if img == nil {
+		img = ch.Old
+	}
+	return str(ch.Keys, "PK") == keys.System || str(img, "type") == summaryType
 }
 
 // counterDeltas are the records' bucket counter moves (records already
@@ -482,7 +513,7 @@ func (c *Consumer) commit(ctx context.Context, l *lease, seq string, n int, delt
 	upd := expression.Set(name("after"), val(seq)).Set(name("leaseUntil"), val(now.Add(c.cfg.Lease).UnixMilli())).
 		Set(name("finished"), val(finished)).Set(name("updatedAt"), val(keys.Timestamp(c.cfg.Clock.Now()))).
 		Add(name("records"), val(n))
-	cond := name("token").Equal(val(l.token)).And(name("after").Equal(val(l.after)))
+	cond := name("token").Equal(val(l.token)).And(name("after").Equal(val(l.saved)))
 	actions := []kit.Action{kit.UpdateAction(l.key, upd, &cond)}
 	actions = append(actions, deltas.actions(c.cfg.Clock.Now())...)
 	var err error

@@ -17,6 +17,9 @@ import (
 // the counters read only headers.
 const headerType = "CONTRACT"
 
+// summaryType is the type of a bucket counters item.
+const summaryType = "BUCKET_SUMMARY"
+
 // counterKey names one bucket counters item.
 type counterKey struct{ tenant, bucket string }
 
@@ -100,7 +103,7 @@ func (c counters) actions(now time.Time) []kit.Action {
 			continue
 		}
 		upd := expression.Add(name("contracts"), val(d.contracts)).Add(name("outstandingCents"), val(d.cents)).
-			Set(name("updatedAt"), val(keys.Timestamp(now))).Set(name("type"), val("BUCKET_SUMMARY")).
+			Set(name("updatedAt"), val(keys.Timestamp(now))).Set(name("type"), val(summaryType)).
 			Set(name("tenantId"), val(k.tenant)).Set(name("bucket"), val(k.bucket))
 		out = append(out, kit.UpdateAction(kit.Key{PK: keys.Tenant(k.tenant), SK: keys.BucketSummary(k.bucket)}, upd, nil))
 	}
