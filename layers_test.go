@@ -31,6 +31,8 @@ const (
 	pebblePkg   = "github.com/cockroachdb/pebble"
 	kitPkg      = "lastro/collections/kit"
 	streamsPkg  = "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	eventsPkg   = "github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	streamPkg   = "lastro/stream"
 )
 
 // dynamoClientAllowed are the packages besides the kit that may import the
@@ -117,6 +119,10 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"streams types in the stream package", file{pkg: "lastro/stream", rel: "stream/consumer.go", imports: []string{streamsPkg + "/types"}}, false},
 		{"streams client in the kit", file{pkg: kitPkg, rel: "collections/kit/streams.go", imports: []string{streamsPkg}}, false},
 		{"dynamodb client in the kit", file{pkg: kitPkg, rel: "collections/kit/kit.go", imports: []string{dynamoPkg}}, false},
+		{"eventbridge client in a domain package", file{pkg: "lastro/agenda", rel: "agenda/runner.go", imports: []string{eventsPkg}}, true},
+		{"eventbridge types in cmd/lastro", file{pkg: "lastro/cmd/lastro", rel: "cmd/lastro/serve.go", imports: []string{eventsPkg + "/types"}}, true},
+		{"eventbridge client in the stream", file{pkg: streamPkg, rel: "stream/eventbridge.go", imports: []string{eventsPkg}}, false},
+		{"eventbridge client in the stream's tests", file{pkg: streamPkg, rel: "stream/eventbridge_test.go", test: true, imports: []string{eventsPkg}}, false},
 		{"pebble in ddblocal outside storage", file{pkg: ddblocalPkg, rel: "ddblocal/exprs.go", imports: []string{pebblePkg + "/v2"}}, true},
 		{"pebble in the old store file", file{pkg: ddblocalPkg, rel: "ddblocal/store.go", imports: []string{pebblePkg + "/v2/vfs"}}, true},
 		{"pebble in a ddblocal internal test", file{pkg: ddblocalPkg, rel: "ddblocal/race_internal_test.go", test: true, imports: []string{pebblePkg + "/v2"}}, true},
@@ -178,6 +184,11 @@ func check(f file) []string {
 		// builds it for AWS. Its types subpackage is free.
 		if imp == streamsPkg && !f.test && f.pkg != kitPkg && f.pkg != module+"/cmd/lastro" {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reads DynamoDB Streams", f.rel, imp))
+		}
+		// One publisher: domain events reach EventBridge through the
+		// stream's publisher only, which builds the client from a config.
+		if within(imp, eventsPkg) && !under(streamPkg) {
+			bad = append(bad, fmt.Sprintf("%s imports %s: only %s publishes to EventBridge", f.rel, imp, streamPkg))
 		}
 		if within(imp, pebblePkg) && f.pkg != storagePkg {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only %s may", f.rel, imp, storagePkg))

@@ -102,14 +102,20 @@ type want struct {
 	data                          map[string]any // a subset of the event's data
 }
 
-func TestTranslate(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name     string
-		kind     string
-		old, new any
-		want     []want
-	}{
+// translateCase is one change of a realistic item and the events it
+// must yield.
+type translateCase struct {
+	name     string
+	kind     string
+	old, new any
+	want     []want
+}
+
+// translateCases are changes of every item type the translator reads,
+// and some it skips: the table of TestTranslate, and the fixture whose
+// events the schema and personal-data tests check.
+func translateCases() []translateCase {
+	return []translateCase{
 		{"new current contract: nothing", stream.Insert, nil, header(nil), nil},
 		{"first instalment overdue", stream.Modify, header(nil), header(late("D001_030", "2026-09-10")), []want{
 			{stream.InstallmentOverdue, cid, dk, contract.ReasonOldestOverdue, map[string]any{"dueDate": "2026-09-10", "bucket": "D001_030"}},
@@ -192,11 +198,18 @@ func TestTranslate(t *testing.T) {
 			contract.Installment{PK: keys.Debtor(tenantID, dk), SK: keys.Installment(cid, 9), Type: contract.TypeInstallment, Seq: 9, DueDate: "2026-09-10", Status: contract.InstPaid}, nil},
 		{"header removed: nothing", stream.Remove, header(nil), nil, nil},
 	}
-	for _, tt := range tests {
+}
+
+func (c translateCase) record(t *testing.T) stream.Record {
+	return stream.Record{EventID: "e1", Sequence: "000042", Name: c.kind, Old: image(t, c.old), New: image(t, c.new), At: at}
+}
+
+func TestTranslate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range translateCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := stream.Record{EventID: "e1", Sequence: "000042", Name: tt.kind, Old: image(t, tt.old), New: image(t, tt.new), At: at}
-			got, err := stream.Translate(r)
+			got, err := stream.Translate(tt.record(t))
 			if err != nil {
 				t.Fatal(err)
 			}

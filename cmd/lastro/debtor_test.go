@@ -14,6 +14,7 @@ import (
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"lastro/collections/kit"
+	"lastro/collections/pii/piitest"
 	"lastro/engine/enginetest"
 )
 
@@ -132,30 +133,16 @@ func streamTexts(v any) []string {
 	return nil
 }
 
-// The test subjects: synthetic, and unique enough that a hit is a leak.
+// The test subjects (piitest): synthetic, and unique enough that a hit
+// is a leak.
 const (
-	cpfDigits  = "52998224725"
-	cnpjDigits = "11222333000181"
-	subject    = "Zuleica Quaresma Sintética"
-	phone      = "+55 (11) 98765-4321"
-	email      = "zuleica.quaresma@example.test"
+	cpfDigits = piitest.CPFDigits
+	subject   = piitest.Name
+	phone     = piitest.Phone
+	email     = piitest.Email
 )
 
-var personalNeedles = []string{
-	cpfDigits, "529.982.247-25", "529982247-25", "529.982.24725", "529 982 247 25",
-	cnpjDigits, "11.222.333/0001-81", "11222333/0001-81", "11.222.333000181", "112223330001-81",
-	subject, "Zuleica", "Quaresma", "98765-4321", "987654321", "5511987654321", email, "zuleica.quaresma",
-}
-
-func leaks(s string) []string {
-	var hits []string
-	for _, n := range personalNeedles {
-		if strings.Contains(s, n) || strings.Contains(strings.ToLower(s), strings.ToLower(n)) {
-			hits = append(hits, n)
-		}
-	}
-	return hits
-}
+func leaks(s string) []string { return piitest.Leaks(s) }
 
 // TestNoPersonalDataEscapes runs a whole scenario through the HTTP API of
 // the engine — register a CPF and a CNPJ debtor, sign contracts, read the

@@ -18,10 +18,10 @@ type File struct {
 
 	mu      sync.Mutex // guards f and written
 	f       *os.File
-	written uint64 // lines written so far
+	written uint64 // writes so far (one per Append or AppendAll)
 
 	syncMu sync.Mutex // one fsync at a time; guards synced
-	synced uint64     // lines known to be on disk
+	synced uint64     // writes known to be on disk
 }
 
 // Open returns the file at path; it is created on the first Append.
@@ -30,11 +30,24 @@ func Open(path string) *File { return &File{path: path} }
 // Append writes v as one JSON line and returns once it is on disk. Lines
 // written while another writer's fsync runs are synced together by the
 // next one.
-func (f *File) Append(v any) error {
-	line, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("jsonl: encode: %w", err)
+func (f *File) Append(v any) error { return f.AppendAll(v) }
+
+// AppendAll writes each of vs as one JSON line, all in one write, and
+// returns once they are on disk: a batch costs one fsync, not one per
+// line.
+func (f *File) AppendAll(vs ...any) error {
+	var buf []byte
+	for _, v := range vs {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("jsonl: encode: %w", err)
+		}
+		buf = append(append(buf, line...), '\n')
 	}
+	if len(vs) == 0 {
+		return nil
+	}
+	var err error
 	f.mu.Lock()
 	if f.f == nil {
 		if f.f, err = os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
@@ -42,7 +55,7 @@ func (f *File) Append(v any) error {
 			return fmt.Errorf("jsonl: open: %w", err)
 		}
 	}
-	if _, err := f.f.Write(append(line, '\n')); err != nil {
+	if _, err := f.f.Write(buf); err != nil {
 		f.mu.Unlock()
 		return fmt.Errorf("jsonl: write: %w", err)
 	}
