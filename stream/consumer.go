@@ -448,7 +448,7 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 		chunk := changes[start:end]
 		var recs []Record
 		for _, ch := range chunk {
-			if !after(ch.Sequence, l.after) || bookkeeping(ch) {
+			if !after(ch.Sequence, l.after) || bookkeeping(record(ch)) {
 				continue // processed already, or the consumer's own writes
 			}
 			recs = append(recs, record(ch))
@@ -485,12 +485,12 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 // checkpoint (the system partition) or a bucket counter. They are in the
 // stream like every write; nothing comes of them, and they are not
 // counted as work (Drain would never see the stream quiet).
-func bookkeeping(ch kit.Change) bool {
-	img := ch.New
+func bookkeeping(r Record) bool {
+	img := r.New
 	if img == nil {
-		img = ch.Old
+		img = r.Old
 	}
-	return str(ch.Keys, "PK") == keys.System || str(img, "type") == summaryType
+	return str(r.Keys, "PK") == keys.System || str(img, "type") == summaryType
 }
 
 // counterDeltas are the records' bucket counter moves (records already
