@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStreamOnceResumesFromItsCheckpoint: lastro stream --once on a
+// seeded data directory publishes the seed's events to events.jsonl and
+// creates the archive table; a second run finds nothing new.
+func TestStreamOnceResumesFromItsCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	common := []string{"--data-dir", dir, "--admin-token", testAdminToken}
+	var out, errOut bytes.Buffer
+	if err := run(ctx, append([]string{"demo", "seed", "--tenant", "t-stream", "--debtors", "8"}, common...), &out, &errOut); err != nil {
+		t.Fatalf("seed: %v\n%s", err, errOut.String())
+	}
+	report := func() map[string]int {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(ctx, append([]string{"stream", "--once"}, common...), &out, &errOut); err != nil {
+			t.Fatalf("stream: %v\n%s", err, errOut.String())
+		}
+		var r map[string]int
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("report %q: %v", out.String(), err)
+		}
+		return r
+	}
+	first := report()
+	if first["records"] == 0 || first["events"] == 0 {
+		t.Fatalf("first run: %v, want the seed's records and events", first)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != first["events"] {
+		t.Errorf("events.jsonl has %d lines, the report %d events", lines, first["events"])
+	}
+	if again := report(); again["records"] != 0 || again["events"] != 0 {
+		t.Errorf("second run: %v, want nothing new", again)
+	}
+	out.Reset()
+	if err := run(ctx, append([]string{"table", "describe", "--table", "lastro-archive"}, common...), &out, &errOut); err != nil {
+		t.Fatalf("describe the archive: %v", err)
+	}
+	if !strings.Contains(out.String(), "table lastro-archive: ACTIVE") {
+		t.Errorf("archive table: %s", out.String())
+	}
+}
+
+func TestStreamRefusesNoPublisher(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"stream", "--once", "--no-file", "--data-dir", ":memory:", "--admin-token", testAdminToken}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no publisher") {
+		t.Fatalf("stream --no-file alone: %v", err)
+	}
+}
