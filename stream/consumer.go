@@ -189,6 +189,7 @@ func (c *Consumer) Drain(ctx context.Context) (Report, error) {
 // its current end, parents first.
 func (c *Consumer) Pass(ctx context.Context) (Report, error) {
 	var rep Report
+	ctx = kit.Within(ctx, "stream.consume") // leases, checkpoints and counters in the capacity report
 	s, err := c.cfg.Streams.Latest(ctx, c.cfg.Kit.Table())
 	if err != nil {
 		return rep, err
