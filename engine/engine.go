@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"lastro/agenda"
 	"lastro/arrangement"
@@ -88,6 +91,11 @@ type Engine struct {
 	// UI is the web pages (docs/adr/0031).
 	UI     *ui.UI
 	Sealer pii.Sealer
+	// Metrics is the engine's Prometheus registry, served at /metrics;
+	// the stream consumer registers its collectors on it. It is the
+	// engine's own, not the process-wide default, so engines in one test
+	// process do not share counters.
+	Metrics *prometheus.Registry
 
 	db    DB
 	table string
@@ -130,7 +138,9 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	if created {
 		d.Logger.Info("table created", "table", d.Table)
 	}
-	e := &Engine{Kit: kit.New(d.DB, d.Table, kit.WithClock(d.Clock)), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table}
+	e := &Engine{Kit: kit.New(d.DB, d.Table, kit.WithClock(d.Clock)), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table,
+		Metrics: prometheus.NewRegistry()}
+	e.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards, d.Auth)
 	e.Idem = idem.New(e.Kit, e.Clock)
 	e.Policies = policy.NewService(e.Kit, e.Tenants, e.Clock)
@@ -160,6 +170,10 @@ func (e *Engine) routes() {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/readyz", Summary: "Readiness: the store answers", Public: true}, e.ready)
+	// Public like the probes: its series carry no tenant, debtor or
+	// personal data (docs/adr/0046), and scrapers hold no API key.
+	e.Web.Handle(web.Doc{Method: http.MethodGet, Path: "/metrics", Summary: "Prometheus metrics (no tenant or personal data)", Public: true},
+		echo.WrapHandler(promhttp.HandlerFor(e.Metrics, promhttp.HandlerOpts{})))
 	e.Tenants.Routes(e.Web)
 	e.Tenants.HolidayRoutes(e.Web)
 	e.Policies.Routes(e.Web)

@@ -99,6 +99,9 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("%s: %d %v", p, status, out)
 		}
 	}
+	if status, body := env.Raw(t, http.MethodGet, "/metrics", "", ""); status != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Fatalf("/metrics: %d %.200s", status, body)
+	}
 	keys := env.CreateTenant(t, "t-http")
 	if status, out := env.Do(t, http.MethodGet, "/v1/tenant", keys["operator"], ""); status != 200 || out["tenantId"] != "t-http" {
 		t.Fatalf("GET /v1/tenant: %d %v", status, out)

@@ -46,7 +46,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) Instrument(name string, p Publisher) Publisher {
 	// Every known type starts at zero, so a rate over a type that has not
 	// happened yet is 0, not absent.
-	for _, typ := range EventTypes {
+	for _, typ := range EventTypes() {
 		m.Published.WithLabelValues(name, typ)
 	}
 	m.Failures.WithLabelValues(name)

@@ -40,7 +40,7 @@ func TestMetricsCountPublishedFailedAndDead(t *testing.T) {
 	for _, e := range evs {
 		byType[e.Type]++
 	}
-	for _, typ := range stream.EventTypes {
+	for _, typ := range stream.EventTypes() {
 		if got := testutil.ToFloat64(m.Published.WithLabelValues("file", typ)); got != byType[typ] {
 			t.Errorf("file %s: %v published, want %v", typ, got, byType[typ])
 		}

@@ -67,7 +67,7 @@ func TestNoPersonalDataInEvents(t *testing.T) {
 			}
 		}
 	}
-	if n < 2*len(stream.EventTypes) {
+	if n < 2*len(stream.EventTypes()) {
 		t.Fatalf("only %d events scanned", n)
 	}
 }

@@ -94,7 +94,7 @@ func TestEveryEventValidatesAgainstItsSchema(t *testing.T) {
 			t.Errorf("schema %s has no emitter in the fixture", name)
 		}
 	}
-	for _, typ := range stream.EventTypes {
+	for _, typ := range stream.EventTypes() {
 		if !emitted[typ+".v1"] {
 			t.Errorf("event type %s is never emitted by the fixture", typ)
 		}

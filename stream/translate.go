@@ -33,10 +33,12 @@ const (
 	BureauReported      = "BureauReported"
 )
 
-// EventTypes lists every event type Translate emits.
-var EventTypes = []string{
-	InstallmentOverdue, BucketChanged, PromiseKept, PromiseBroken, AgreementSigned, AgreementBroken,
-	SettlementApplied, SettlementUnmatched, ContactBlocked, ContractCured, WrittenOff, BureauReported,
+// EventTypes lists every event type Translate emits (a fresh slice).
+func EventTypes() []string {
+	return []string{
+		InstallmentOverdue, BucketChanged, PromiseKept, PromiseBroken, AgreementSigned, AgreementBroken,
+		SettlementApplied, SettlementUnmatched, ContactBlocked, ContractCured, WrittenOff, BureauReported,
+	}
 }
 
 // SchemaVersion is the version of every event's schema; a breaking change
@@ -90,6 +92,10 @@ func Translate(r Record) ([]Event, error) {
 	tr := translator(typ)
 	if tr == nil || r.New == nil { // removals end an item's life, not a business fact
 		return nil, nil
+	}
+	if r.Name == Modify && r.Old == nil {
+		// Read as an insert it would emit every transition from zero again.
+		return nil, fmt.Errorf("%w: %s MODIFY without an old image: the stream must carry NEW_AND_OLD_IMAGES", ErrUndecodable, typ)
 	}
 	o, err := ownerOf(r.New)
 	if err != nil {

@@ -284,11 +284,16 @@ func TestTranslatePoisonRecords(t *testing.T) {
 		{"PK outside the tenants", with("PK", &types.AttributeValueMemberS{Value: keys.Directory})},
 		{"unknown key prefix", with("PK", &types.AttributeValueMemberS{Value: "X#1"})},
 		{"instant where a date belongs", with("oldestOverdueDueDate", &types.AttributeValueMemberS{Value: "2026-09-10T00:00:00Z"})},
+		{"modify without an old image", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := stream.Translate(stream.Record{Sequence: "9", Name: stream.Modify, Old: good, New: tt.img})
+			r := stream.Record{Sequence: "9", Name: stream.Modify, Old: good, New: tt.img}
+			if tt.img == nil {
+				r.Old, r.New = nil, good
+			}
+			_, err := stream.Translate(r)
 			if !errors.Is(err, stream.ErrUndecodable) {
 				t.Fatalf("err = %v, want ErrUndecodable", err)
 			}
