@@ -16,7 +16,6 @@ import (
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -49,7 +48,7 @@ func addStreamFlags(fs *flag.FlagSet) *streamOptions {
 	fs.StringVar(&o.eventBridge, "eventbridge", "", "also publish to this EventBridge bus")
 	fs.StringVar(&o.archive, "archive", "", "archive table of the TTL's deletions (default: the table's name + -archive; - for none)")
 	fs.StringVar(&o.owner, "owner", "", "this consumer's name on shard leases (default: host name and process id)")
-	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (lag, throughput, failures) at http://ADDR/metrics")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (lag, throughput, failures) at http://ADDR/metrics (serve has them at /metrics)")
 	fs.BoolVar(&o.once, "once", false, "process what the stream holds now, print a report and exit")
 	fs.DurationVar(&o.poll, "poll", time.Second, "pause after a pass that found nothing new")
 	return o
@@ -108,7 +107,9 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 			return nil, nil, err
 		}
 	}
-	reg := prometheus.NewRegistry()
+	// The engine's registry: with serve, /metrics on the API shows the
+	// consumer's series; lastro stream serves it with -metrics.
+	reg := a.Metrics
 	metrics, err := stream.NewMetrics(reg)
 	if err != nil {
 		return nil, nil, err
