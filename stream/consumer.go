@@ -393,6 +393,7 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep R
 	if err != nil {
 		return rep, false, err
 	}
+	empty := 0
 	for it != "" {
 		changes, next, err := c.cfg.Streams.Records(ctx, it, c.cfg.Batch)
 		if errors.Is(err, kit.ErrIteratorExpired) {
@@ -410,7 +411,15 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep R
 			return rep, false, err
 		}
 		if len(changes) == 0 && next != "" {
-			break // caught up with an open shard
+			// Caught up with an open shard — unless this read started at
+			// the trim horizon with nothing checkpointed, where AWS may
+			// answer empty pages over trimmed records before the first one
+			// kept: a few more steps before concluding.
+			if empty++; l.saved != "" || l.after != "" || empty >= maxEmptyFromHorizon {
+				break
+			}
+		} else {
+			empty = 0
 		}
 		it = next
 	}
@@ -419,6 +428,10 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep R
 	}
 	return rep, it == "", nil
 }
+
+// maxEmptyFromHorizon is how many empty pages a read from the trim
+// horizon steps over before it counts the shard as caught up.
+const maxEmptyFromHorizon = 5
 
 // maxCounters bounds the counter items one chunk moves: with the
 // checkpoint they must fit one transaction (100 actions).
