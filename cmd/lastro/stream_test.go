@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStreamOnceResumesFromItsCheckpoint: lastro stream --once on a
@@ -63,5 +67,52 @@ func TestStreamRefusesNoPublisher(t *testing.T) {
 	err := run(context.Background(), []string{"stream", "--once", "--no-file", "--data-dir", ":memory:", "--admin-token", testAdminToken}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "no publisher") {
 		t.Fatalf("stream --no-file alone: %v", err)
+	}
+}
+
+// TestServeRunsTheStreamConsumerWhenAsked: with LASTRO_STREAM=on, serve
+// runs the consumer beside the API — its series are on /metrics, and a
+// tenant created through the API leaves the consumer's checkpoint in the
+// table — and a SIGINT still stops the process cleanly.
+func TestServeRunsTheStreamConsumerWhenAsked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_STREAM": "on"})
+	req, _ := http.NewRequest(http.MethodPost, "http://"+s.addr+"/v1/tenants", strings.NewReader(`{"tenantId":"t-s","name":"Crediário t-s"}`))
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create tenant: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + s.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if m := regexp.MustCompile(`(?m)^lastro_stream_records_total (\d+)`).FindSubmatch(body); m != nil && string(m[1]) != "0" {
+			break // the tenant's items went through the consumer
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer never processed a record:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGINT: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop after SIGINT")
 	}
 }
