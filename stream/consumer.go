@@ -86,6 +86,9 @@ type Consumer struct {
 	// held are the shards this process reads now: a second goroutine of
 	// the same consumer never takes one.
 	held map[string]bool
+	// kept are the leases Run keeps between passes (ADR 0047): an idle
+	// consumer neither takes nor releases, it renews every half lease.
+	kept map[string]*lease
 }
 
 // New returns a consumer.
@@ -114,7 +117,7 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Consumer{cfg: cfg, db: cfg.Kit.System(), held: map[string]bool{}}, nil
+	return &Consumer{cfg: cfg, db: cfg.Kit.System(), held: map[string]bool{}, kept: map[string]*lease{}}, nil
 }
 
 // Report counts what a pass did.
@@ -139,8 +142,9 @@ func (r *Report) add(o Report) {
 // that stopped it. A killed consumer resumes from its checkpoints; its
 // leases expire after Lease.
 func (c *Consumer) Run(ctx context.Context) error {
+	defer c.releaseKept(ctx)
 	for {
-		rep, err := c.Pass(ctx)
+		rep, err := c.pass(ctx, true)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -186,8 +190,11 @@ func (c *Consumer) Drain(ctx context.Context) (Report, error) {
 }
 
 // Pass discovers the stream's shards and reads every shard it can take to
-// its current end, parents first.
-func (c *Consumer) Pass(ctx context.Context) (Report, error) {
+// its current end, parents first, releasing each lease after it.
+func (c *Consumer) Pass(ctx context.Context) (Report, error) { return c.pass(ctx, false) }
+
+// pass is Pass; keep keeps the leases of open shards for the next pass.
+func (c *Consumer) pass(ctx context.Context, keep bool) (Report, error) {
 	var rep Report
 	ctx = kit.Within(ctx, "stream.consume") // leases, checkpoints and counters in the capacity report
 	s, err := c.cfg.Streams.Latest(ctx, c.cfg.Kit.Table())
@@ -215,7 +222,7 @@ func (c *Consumer) Pass(ctx context.Context) (Report, error) {
 			rep.Pending++ // its parent is not read to its end yet
 			continue
 		}
-		r, done, err := c.shard(ctx, s, sh)
+		r, done, err := c.shard(ctx, s, sh, keep)
 		rep.add(r)
 		switch {
 		case errors.Is(err, errBusy), errors.Is(err, ErrLost):
@@ -296,13 +303,16 @@ var errBusy = errors.New("stream: shard held by another consumer")
 type lease struct {
 	key   kit.Key
 	token string
-	after string // the position read to
-	saved string // the checkpoint as stored
+	after string    // the position read to
+	saved string    // the checkpoint as stored
+	until time.Time // when it expires, on the lease clock
 }
 
 // acquire takes the shard's lease: granted when nobody holds it or its
 // holder let it expire, with a token of its own that every later write
 // is conditioned on (agenda's run leases work the same way, ADR 0018).
+// A lease Run kept from the previous pass is reused, renewed once half of
+// it has run out.
 func (c *Consumer) acquire(ctx context.Context, s kit.Stream, sh kit.Shard) (*lease, error) {
 	c.mu.Lock()
 	if c.held[sh.ID] {
@@ -310,12 +320,49 @@ func (c *Consumer) acquire(ctx context.Context, s kit.Stream, sh kit.Shard) (*le
 		return nil, errBusy
 	}
 	c.held[sh.ID] = true
+	l := c.kept[sh.ID]
+	delete(c.kept, sh.ID)
 	c.mu.Unlock()
-	l, err := c.take(ctx, s, sh)
+	var err error
+	switch {
+	case l == nil:
+		l, err = c.take(ctx, s, sh)
+	case c.cfg.LeaseClock.Now().After(l.until.Add(-c.cfg.Lease / 2)):
+		err = c.renew(ctx, l)
+	}
 	if err != nil {
 		c.forget(sh.ID)
 	}
 	return l, err
+}
+
+// renew extends a kept lease.
+func (c *Consumer) renew(ctx context.Context, l *lease) error {
+	name, val := expression.Name, expression.Value
+	until := c.cfg.LeaseClock.Now().Add(c.cfg.Lease)
+	mine := name("token").Equal(val(l.token))
+	_, err := c.db.Update(ctx, l.key, expression.Set(name("leaseUntil"), val(until.UnixMilli())), &mine, types.ReturnValueNone)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return ErrLost
+	}
+	if err == nil {
+		l.until = until
+	}
+	return err
+}
+
+// releaseKept lets the kept leases go when Run stops, so another
+// consumer takes the shards at once instead of after a lease.
+func (c *Consumer) releaseKept(ctx context.Context) {
+	c.mu.Lock()
+	kept := c.kept
+	c.kept = map[string]*lease{}
+	c.mu.Unlock()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	for _, l := range kept {
+		_ = c.release(rctx, l)
+	}
 }
 
 func (c *Consumer) forget(id string) {
@@ -347,7 +394,7 @@ func (c *Consumer) take(ctx context.Context, s kit.Stream, sh kit.Shard) (*lease
 	if err := attributevalue.UnmarshalMap(it, &st); err != nil {
 		return nil, fmt.Errorf("stream: decode shard lease: %w", err)
 	}
-	return &lease{key: shardKey(s, sh), token: tok, after: st.After, saved: st.After}, nil
+	return &lease{key: shardKey(s, sh), token: tok, after: st.After, saved: st.After, until: now.Add(c.cfg.Lease)}, nil
 }
 
 // release lets the lease go, saving the position read to (past the
@@ -365,8 +412,9 @@ func (c *Consumer) release(ctx context.Context, l *lease) error {
 }
 
 // shard reads one shard from its checkpoint to its current end. done
-// reports a closed shard read to its end.
-func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep Report, done bool, err error) {
+// reports a closed shard read to its end. keep keeps the lease of an
+// open shard for the next pass instead of releasing it.
+func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard, keep bool) (rep Report, done bool, err error) {
 	l, err := c.acquire(ctx, s, sh)
 	if err != nil {
 		return rep, false, err
@@ -422,6 +470,12 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard) (rep R
 			empty = 0
 		}
 		it = next
+	}
+	if keep && it != "" {
+		c.mu.Lock()
+		c.kept[sh.ID] = l
+		c.mu.Unlock()
+		return rep, false, nil
 	}
 	if err := c.release(ctx, l); err != nil {
 		return rep, false, err
@@ -555,6 +609,7 @@ func (c *Consumer) commit(ctx context.Context, l *lease, seq string, n int, delt
 	if err != nil {
 		return fmt.Errorf("stream: checkpoint: %w", err)
 	}
+	l.until = now.Add(c.cfg.Lease)
 	return nil
 }
 

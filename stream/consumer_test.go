@@ -515,3 +515,77 @@ func TestTTLDeletionsAreArchivedAndUserDeletesAreNot(t *testing.T) {
 		t.Fatalf("swept item still in the table: %v %v", got, err)
 	}
 }
+
+// TestRunKeepsItsLeaseWhileIdleAndLetsGoWhenStopped: an idle Run writes
+// nothing pass after pass (it keeps its lease instead of taking and
+// releasing it, which would be writes, hence records, every poll); a
+// second consumer finds the shard busy meanwhile, and takes it at once
+// when the first stops.
+func TestRunKeepsItsLeaseWhileIdleAndLetsGoWhenStopped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.putNotes(t, "C-1", 0, 3)
+	pub := &memPub{}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	a := f.consumer(t, "a", pub, &memDead{})
+	go func() { done <- a.Run(ctx) }()
+	for len(pub.all()) < 3 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // let a's first passes settle
+	before := f.records(t)
+	time.Sleep(300 * time.Millisecond) // ~60 polls of 5 ms
+	if idle := f.records(t) - before; idle > 1 {
+		t.Errorf("an idle consumer wrote %d records in 300 ms, want at most a renewal", idle)
+	}
+	b := f.consumer(t, "b", &memPub{}, &memDead{})
+	if rep, err := b.Pass(context.Background()); err != nil || rep.Busy != 1 {
+		t.Fatalf("b's pass while a runs: %+v %v, want the shard busy", rep, err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f.putNotes(t, "C-1", 3, 1)
+	pubB := &memPub{}
+	if _, err := f.consumer(t, "b", pubB, &memDead{}).Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := ns(pubB.all()); !slices.Equal(got, []string{"3"}) {
+		t.Fatalf("b after a stopped: %v, want note 3 only (no lease to wait for)", got)
+	}
+}
+
+// records counts the records the table's stream holds.
+func (f *fixture) records(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	s, err := f.streams.Latest(ctx, "lastro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards, err := f.streams.Shards(ctx, s.ARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sh := range shards {
+		it, err := f.streams.Iterator(ctx, s.ARN, sh.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for it != "" {
+			recs, next, err := f.streams.Records(ctx, it, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(recs)
+			if len(recs) == 0 {
+				break
+			}
+			it = next
+		}
+	}
+	return n
+}
