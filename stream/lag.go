@@ -42,4 +42,3 @@ func (l *Lag) Observe(p Progress) {
 		l.age.WithLabelValues(p.Shard).Set(max(0, l.clock.Now().Sub(p.Newest).Seconds()))
 	}
 }
-
