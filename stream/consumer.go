@@ -167,9 +167,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 // Drain passes over the stream until a pass finds nothing new and no
 // shard is held by another consumer or waits for its parent: every
 // record written before the call has been processed (by this consumer or
-// another). It is Run for jobs and tests.
+// another). It is Run for jobs and tests. A shard another consumer keeps
+// holding (a running `lastro stream` or serve) for two leases' time ends
+// it with ErrBusy: that consumer is reading the stream.
 func (c *Consumer) Drain(ctx context.Context) (Report, error) {
 	var total Report
+	var busySince time.Time
 	for {
 		rep, err := c.Pass(ctx)
 		total.add(Report{Records: rep.Records, Events: rep.Events, Dead: rep.Dead, Archived: rep.Archived})
@@ -178,6 +181,15 @@ func (c *Consumer) Drain(ctx context.Context) (Report, error) {
 		}
 		if rep.Records == 0 && rep.Busy == 0 && rep.Pending == 0 {
 			return total, nil
+		}
+		now := c.cfg.LeaseClock.Now()
+		switch {
+		case rep.Records > 0 || rep.Busy == 0:
+			busySince = time.Time{}
+		case busySince.IsZero():
+			busySince = now
+		case now.Sub(busySince) > 2*c.cfg.Lease:
+			return total, fmt.Errorf("%w: for %s", ErrBusy, now.Sub(busySince).Round(time.Second))
 		}
 		if rep.Records == 0 {
 			select {
@@ -225,7 +237,7 @@ func (c *Consumer) pass(ctx context.Context, keep bool) (Report, error) {
 		r, done, err := c.shard(ctx, s, sh, keep)
 		rep.add(r)
 		switch {
-		case errors.Is(err, errBusy), errors.Is(err, ErrLost):
+		case errors.Is(err, ErrBusy), errors.Is(err, ErrLost):
 			rep.Busy++
 		case err != nil:
 			return rep, err
@@ -297,7 +309,9 @@ func (c *Consumer) state(ctx context.Context, s kit.Stream, sh kit.Shard) (shard
 	return st, nil
 }
 
-var errBusy = errors.New("stream: shard held by another consumer")
+// ErrBusy is Drain's answer when another consumer keeps a shard: it is
+// reading the stream, so this one has nothing to do there.
+var ErrBusy = errors.New("stream: shard held by another consumer")
 
 // lease is a shard held by this consumer.
 type lease struct {
@@ -317,7 +331,7 @@ func (c *Consumer) acquire(ctx context.Context, s kit.Stream, sh kit.Shard) (*le
 	c.mu.Lock()
 	if c.held[sh.ID] {
 		c.mu.Unlock()
-		return nil, errBusy
+		return nil, ErrBusy
 	}
 	c.held[sh.ID] = true
 	l := c.kept[sh.ID]
@@ -385,7 +399,7 @@ func (c *Consumer) take(ctx context.Context, s kit.Stream, sh kit.Shard) (*lease
 	cond := name("PK").AttributeNotExists().Or(name("leaseUntil").LessThan(val(now.UnixMilli())))
 	it, err := c.db.Update(ctx, shardKey(s, sh), upd, &cond, types.ReturnValueAllNew)
 	if errors.Is(err, kit.ErrConditionFailed) {
-		return nil, errBusy
+		return nil, ErrBusy
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream: lease shard: %w", err)

@@ -589,3 +589,42 @@ func (f *fixture) records(t *testing.T) int {
 	}
 	return n
 }
+
+// TestDrainGivesUpOnAShardAnotherConsumerKeeps: while a Run keeps its
+// lease, a Drain elsewhere ends with ErrBusy after two leases' time
+// instead of waiting forever.
+func TestDrainGivesUpOnAShardAnotherConsumerKeeps(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.putNotes(t, "C-1", 0, 1)
+	pub := &memPub{}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- f.consumer(t, "a", pub, &memDead{}).Run(ctx) }()
+	for len(pub.all()) < 1 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	// The lease clock runs fast (200 ms every 5 ms): a renews at half
+	// life, b sees the shard busy for two leases (20 s) within a second.
+	tick := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick:
+				return
+			case <-time.After(5 * time.Millisecond):
+				f.lease.Advance(200 * time.Millisecond)
+			}
+		}
+	}()
+	defer close(tick)
+	b := f.consumer(t, "b", &memPub{}, &memDead{})
+	if _, err := b.Drain(context.Background()); !errors.Is(err, stream.ErrBusy) {
+		t.Fatalf("drain beside a running consumer: %v, want ErrBusy", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -49,7 +49,7 @@ func addStreamFlags(fs *flag.FlagSet) *streamOptions {
 	fs.StringVar(&o.archive, "archive", "", "archive table of the TTL's deletions (default: the table's name + -archive; - for none)")
 	fs.StringVar(&o.owner, "owner", "", "this consumer's name on shard leases (default: host name and process id)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics (lag, throughput, failures) at http://ADDR/metrics (serve has them at /metrics)")
-	fs.BoolVar(&o.once, "once", false, "process what the stream holds now, print a report and exit")
+	fs.BoolVar(&o.once, "once", false, "process what the stream holds now, print a report and exit (fails when another consumer keeps the shards)")
 	fs.DurationVar(&o.poll, "poll", time.Second, "pause after a pass that found nothing new")
 	return o
 }
