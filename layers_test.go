@@ -30,6 +30,7 @@ const (
 	dynamoPkg   = "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	pebblePkg   = "github.com/cockroachdb/pebble"
 	kitPkg      = "lastro/collections/kit"
+	streamsPkg  = "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	eventsPkg   = "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	streamPkg   = "lastro/stream"
 )
@@ -114,6 +115,9 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"ddblocal inside ddblocal", file{pkg: "lastro/ddblocal/ddbtest", rel: "ddblocal/ddbtest/ddbtest.go", imports: []string{ddblocalPkg}}, false},
 		{"dynamodb client in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg}}, true},
 		{"dynamodb types in a domain package", file{pkg: "lastro/settlement", rel: "settlement/service.go", imports: []string{dynamoPkg + "/types"}}, false},
+		{"streams client in the stream package", file{pkg: "lastro/stream", rel: "stream/consumer.go", imports: []string{streamsPkg}}, true},
+		{"streams types in the stream package", file{pkg: "lastro/stream", rel: "stream/consumer.go", imports: []string{streamsPkg + "/types"}}, false},
+		{"streams client in the kit", file{pkg: kitPkg, rel: "collections/kit/streams.go", imports: []string{streamsPkg}}, false},
 		{"dynamodb client in the kit", file{pkg: kitPkg, rel: "collections/kit/kit.go", imports: []string{dynamoPkg}}, false},
 		{"eventbridge client in a domain package", file{pkg: "lastro/agenda", rel: "agenda/runner.go", imports: []string{eventsPkg}}, true},
 		{"eventbridge types in cmd/lastro", file{pkg: "lastro/cmd/lastro", rel: "cmd/lastro/serve.go", imports: []string{eventsPkg + "/types"}}, true},
@@ -175,6 +179,11 @@ func check(f file) []string {
 			if _, ok := dynamoClientAllowed[f.pkg]; !ok {
 				bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reaches DynamoDB", f.rel, imp))
 			}
+		}
+		// The Streams client is the kit's too (kit.Streams); cmd/lastro
+		// builds it for AWS. Its types subpackage is free.
+		if imp == streamsPkg && !f.test && f.pkg != kitPkg && f.pkg != module+"/cmd/lastro" {
+			bad = append(bad, fmt.Sprintf("%s imports %s: only the kit reads DynamoDB Streams", f.rel, imp))
 		}
 		// One publisher: domain events reach EventBridge through the
 		// stream's publisher only, which builds the client from a config.

@@ -71,6 +71,7 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
 		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
 		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
+		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on or off"},
 		{"10-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": "0123456789", "LASTRO_DATA_DIR": ":memory:"},
 			"LASTRO_ADMIN_TOKEN is 10 characters: use at least 32"},
 		{"31-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": testAdminToken[:31], "LASTRO_DATA_DIR": ":memory:"},
@@ -95,7 +96,9 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		flags []string
 	}{
 		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR"}},
-		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir"}},
+		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir", "-archive"}},
+		{[]string{"stream", "-h"}, []string{"-once", "-kafka", "-eventbridge", "-events", "-dead-letter", "-archive", "-metrics", "-data-dir"}},
+		{[]string{"serve", "-h"}, []string{"-stream", "LASTRO_STREAM"}},
 		{[]string{"table", "describe", "--help"}, []string{"-table", "-dynamodb-endpoint"}},
 		{[]string{"table", "definition", "-h"}, []string{"-table"}},
 		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}},
@@ -109,7 +112,7 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		{[]string{"ddb", "-h"}, []string{"ddb serve"}},
 		{[]string{"boleto", "parse", "-h"}, []string{"-today"}},
 		{[]string{"boleto", "-h"}, []string{"boleto parse"}},
-		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker"}},
+		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker", "stream"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

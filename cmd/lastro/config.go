@@ -25,6 +25,7 @@ type config struct {
 	StoreAddr  string           // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
 	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
 	Scheduler  bool             // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
+	Stream     bool             // LASTRO_STREAM: lastro serve also runs the stream consumer ("on" enables)
 	Limits     httpserve.Limits // LASTRO_READ_TIMEOUT ... LASTRO_MAX_IN_FLIGHT
 	// PSPSandbox: serve mounts the sandbox PSP for tenants without one
 	// (LASTRO_PSP_SANDBOX on|off).
@@ -88,6 +89,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "on", "on: serve mounts the sandbox Pix PSP under /psp-sandbox as the PSP of tenants that configured none; off: none (production)"},
+	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -155,9 +157,13 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if sandbox != "on" && sandbox != "off" {
 		return config{}, fmt.Errorf("LASTRO_PSP_SANDBOX must be on or off, got %q", sandbox)
 	}
+	streamOn := *vals["LASTRO_STREAM"]
+	if streamOn != "on" && streamOn != "off" {
+		return config{}, fmt.Errorf("LASTRO_STREAM must be on or off, got %q", streamOn)
+	}
 	return config{
 		PSPSandbox: sandbox == "on",
-		AgendaHour: hour, Scheduler: sched == "on",
+		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
 		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],

@@ -39,6 +39,7 @@ type app struct {
 	cfg       config
 	log       *slog.Logger
 	db        *dynamodb.Client
+	streams   *kit.Streams    // the table's stream, for the stream consumer
 	store     *ddblocal.Store // the embedded store, when no endpoint is set
 	storeURL  string          // its endpoint, only with LASTRO_STORE_ADDR
 	stopStore context.CancelFunc
@@ -74,12 +75,14 @@ func (a *app) open(ctx context.Context) error {
 			return err
 		}
 		a.db = kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(h))
+		a.streams = kit.NewStreams(kit.NewEmbeddedStreamsClient(kit.InProcessEndpoint, kit.InProcess(h)))
 	} else {
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("AWS configuration: %w", err)
 		}
 		a.db = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(cfg.Endpoint) })
+		a.streams = kit.NewStreams(kit.NewStreamsClient(awsCfg, streamsEndpoint(cfg.Endpoint)))
 	}
 	key, keyCreated, err := secret.LoadKey(cfg.DataKey, dir)
 	if err != nil {
@@ -247,4 +250,15 @@ func (a *app) Close() error {
 		err = errors.Join(err, a.store.Close())
 	}
 	return err
+}
+
+// streamsEndpoint is the DynamoDB Streams endpoint for a DynamoDB
+// endpoint: the same for any DynamoDB-compatible server (the embedded
+// store answers both APIs), the SDK's own resolution for AWS's regional
+// endpoints, where Streams has a host of its own.
+func streamsEndpoint(dynamo string) string {
+	if strings.Contains(dynamo, ".amazonaws.com") {
+		return ""
+	}
+	return dynamo
 }

@@ -41,12 +41,17 @@ const usage = `usage: lastro <command> [flags]
 
 commands:
   serve        run the engine (API on LASTRO_ADDR; embedded store unless LASTRO_DYNAMODB_ENDPOINT is set)
-  table create|describe|definition
-               create or describe the table; definition prints CloudFormation JSON
+  table create|describe|definition [--archive]
+               create or describe the table (--archive: also its cold archive table);
+               definition prints CloudFormation JSON
   inspect PK   print a partition with every key decoded by the prefix registry
   worker [--date D] [--tenant T] [--shard S]
                run the dunning agenda once (every tenant and shard by default); progress on
                stderr, one JSON report per tenant on stdout; interrupted, it resumes on the next run
+  stream [--once] [--kafka BROKERS] [--eventbridge BUS] [--metrics ADDR]
+               read the table's stream: domain events to events.jsonl in the data directory (and
+               Kafka / EventBridge), bucket counters, the TTL's deletions to the archive table;
+               serve runs it too with LASTRO_STREAM=on
   ddb serve    run the embedded DynamoDB-compatible store standalone
   boleto parse [--today D] <linha>
                decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified
@@ -85,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return pspCmd(ctx, args[1:], stderr)
 	case "worker":
 		return workerCmd(ctx, args[1:], stdout, stderr)
+	case "stream":
+		return streamCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "boleto":

@@ -51,6 +51,26 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(schedDone)
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
+	// The stream consumer, when on, runs beside the API with the local
+	// defaults (the events file and dead letter in the data directory);
+	// lastro stream is the way to choose publishers or run it apart.
+	streamDone := make(chan struct{})
+	if cfg.Stream {
+		c, closeStream, err := e.consumer(schedCtx, streamOptions{poll: time.Second})
+		if err != nil {
+			return err
+		}
+		defer closeStream()
+		go func() {
+			defer close(streamDone)
+			if err := c.Run(schedCtx); err != nil {
+				log.Error("stream consumer stopped", "err", err)
+			}
+		}()
+		log.Info("stream consumer on")
+	} else {
+		close(streamDone)
+	}
 	l := cfg.Limits
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
 		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_in_flight", l.MaxInFlight)
@@ -59,6 +79,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// too, and serve waits for it before the deferred Close stops the store.
 	stopSched()
 	<-schedDone
+	<-streamDone
 	log.Info("shut down")
 	return err
 }

@@ -32,7 +32,9 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sub != "create" && sub != "describe" && sub != "definition" {
 		return fmt.Errorf("unknown table command %q (create, describe or definition)", sub)
 	}
-	cfg, err := loadConfig(newFlagSet("table "+sub, "[flags]", stderr), args[1:], os.Getenv)
+	fs := newFlagSet("table "+sub, "[flags]", stderr)
+	withArchive := fs.Bool("archive", false, "create: also the archive table of the TTL's deletions (<table>-archive, Standard-IA)")
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -49,6 +51,14 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer e.Close()
+	if sub == "create" && *withArchive {
+		name := cfg.Table + table.ArchiveSuffix
+		created, err := table.EnsureArchive(ctx, e.db, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "archive table %s: created %v\n", name, created)
+	}
 	// newEngine already created the table when it was missing.
 	out, err := e.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(cfg.Table)})
 	if err != nil {

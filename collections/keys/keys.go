@@ -48,6 +48,9 @@ var Registry = []Prefix{
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
 	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
+	// The stream consumer's bookkeeping belongs to no tenant: a shard of the
+	// table's stream carries every tenant's changes (ADR 0047).
+	{"SYS", PK, 0, "platform system partition (stream consumer leases and checkpoints)", nil},
 
 	{"TENANT", SK, 0, "tenant item", nil},
 	{"CP", SK, 0, "charges policy version", []string{"version"}},
@@ -64,6 +67,7 @@ var Registry = []Prefix{
 	{"UNM", SK, 0, "unmatched settlement (suspense entry)", []string{"ts", "settlementId"}},
 	{"TN", SK, 0, "directory entry of a tenant", []string{"tenantId"}},
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
+	{"SHARD", SK, 0, "stream shard: the consumer's lease and checkpoint (ADR 0047)", []string{"streamLabel", "shardId"}},
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
@@ -354,6 +358,17 @@ func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }
 // bucket's counters (contracts and balance): kept by the stream consumer,
 // never computed by reading the bucket (ADR 0028).
 func BucketSummary(bucket string) string { return join("BSUM", bucket) }
+
+// System is the platform's system partition, outside every tenant: the
+// stream consumer's leases and checkpoints (ADR 0047). Like Directory, only
+// a dedicated kit handle reaches it.
+const System = "SYS"
+
+// Shard is the sort key, in the system partition, of one stream shard's
+// lease and checkpoint. The stream label is part of it because shard ids
+// are unique within a stream only, and a table re-created or with its
+// stream replaced starts a new stream.
+func Shard(streamLabel, shardID string) string { return join("SHARD", streamLabel, shardID) }
 
 // Profiles is the GSI3 partition listing a tenant's debtors.
 func Profiles(t string) string { return join("T", t, "PROFILES") }

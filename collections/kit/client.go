@@ -96,3 +96,14 @@ func (w *bufferedResponse) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return w.body.Write(p)
 }
+
+// NewClient returns the SDK client for DynamoDB with cfg (AWS, or any
+// endpoint when endpoint is set): for binaries other than cmd/lastro,
+// such as the stream's Lambda handler, which must not build it themselves.
+func NewClient(cfg aws.Config, endpoint string) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}

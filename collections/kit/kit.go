@@ -119,6 +119,7 @@ type Tenant struct {
 	own       string // ... or is the tenant's own partition
 	cursorKey []byte
 	directory bool // the directory partition is also reachable
+	system    bool // the system partition and tenants' own partitions (System)
 }
 
 // WithDirectory returns a copy of t that may also reach the directory of
@@ -140,6 +141,9 @@ var ErrOutsideTenant = errors.New("kit: partition outside the caller's tenant")
 // operation, never the key (it may carry another tenant's data).
 func (t *Tenant) guard(op, pk string) error {
 	if t.directory && pk == keys.Directory {
+		return nil
+	}
+	if t.system && (pk == keys.System || tenantOwn(pk)) {
 		return nil
 	}
 	if t.own != "" && (pk == t.own || strings.HasPrefix(pk, t.prefix)) {

@@ -71,6 +71,55 @@ func CreateInput(name string) *dynamodb.CreateTableInput {
 	}
 }
 
+// ArchiveSuffix names the archive table after the main one unless told
+// otherwise: lastro → lastro-archive.
+const ArchiveSuffix = "-archive"
+
+// ArchiveInput returns the CreateTable request of the cold archive the
+// stream consumer writes the TTL's deletions to: the same keys, no
+// indexes, no stream, the Standard-IA class (cheaper storage, dearer
+// requests: it is written once and rarely read, seed 001).
+func ArchiveInput(name string) *dynamodb.CreateTableInput {
+	s := func(n string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
+	}
+	return &dynamodb.CreateTableInput{
+		TableName:            aws.String(name),
+		BillingMode:          types.BillingModePayPerRequest,
+		TableClass:           types.TableClassStandardInfrequentAccess,
+		AttributeDefinitions: []types.AttributeDefinition{s("PK"), s("SK")},
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
+		DeletionProtectionEnabled: aws.Bool(true),
+	}
+}
+
+// EnsureArchive creates the archive table unless it exists and waits
+// until it is active. It reports whether it created the table.
+func EnsureArchive(ctx context.Context, db API, name string) (created bool, err error) {
+	_, err = db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	var nf *types.ResourceNotFoundException
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.As(err, &nf):
+		return false, fmt.Errorf("describe table %s: %w", name, err)
+	}
+	in := ArchiveInput(name)
+	in.DeletionProtectionEnabled = aws.Bool(false)
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		var inUse *types.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return false, fmt.Errorf("create table %s: %w", name, err)
+		}
+	}
+	w := dynamodb.NewTableExistsWaiter(db)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
+		return false, fmt.Errorf("wait for table %s: %w", name, err)
+	}
+	return true, nil
+}
+
 // API is the part of the DynamoDB client table management needs.
 type API interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
@@ -143,9 +192,10 @@ func CloudFormation(name string) ([]byte, error) {
 		}
 		gsis = append(gsis, map[string]any{"IndexName": *g.IndexName, "KeySchema": ks(g.KeySchema), "Projection": p})
 	}
+	archive := name + ArchiveSuffix
 	tmpl := map[string]any{
 		"AWSTemplateFormatVersion": "2010-09-09",
-		"Description":              "Lastro single table",
+		"Description":              "Lastro single table and its cold archive",
 		"Resources": map[string]any{
 			"LastroTable": map[string]any{
 				"Type":           "AWS::DynamoDB::Table",
@@ -158,6 +208,23 @@ func CloudFormation(name string) ([]byte, error) {
 					"GlobalSecondaryIndexes":           gsis,
 					"StreamSpecification":              map[string]string{"StreamViewType": "NEW_AND_OLD_IMAGES"},
 					"TimeToLiveSpecification":          map[string]any{"AttributeName": TTLAttribute, "Enabled": true},
+					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+					"DeletionProtectionEnabled":        true,
+					"SSESpecification":                 map[string]any{"SSEEnabled": true},
+				},
+			},
+			// The TTL's deletions, written by the stream consumer: Standard-IA
+			// (seed 001), its own backup policy, no stream of its own.
+			"LastroArchiveTable": map[string]any{
+				"Type":           "AWS::DynamoDB::Table",
+				"DeletionPolicy": "Retain",
+				"Properties": map[string]any{
+					"TableName":   archive,
+					"BillingMode": "PAY_PER_REQUEST",
+					"TableClass":  string(types.TableClassStandardInfrequentAccess),
+					"AttributeDefinitions": []map[string]string{{"AttributeName": "PK", "AttributeType": "S"},
+						{"AttributeName": "SK", "AttributeType": "S"}},
+					"KeySchema":                        []map[string]string{{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}},
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 					"DeletionProtectionEnabled":        true,
 					"SSESpecification":                 map[string]any{"SSEEnabled": true},
