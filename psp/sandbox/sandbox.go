@@ -222,7 +222,8 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusConflict, "Cobranca Nao Alteravel", "the charge is "+rec.p.Status)
 		return
 	}
-	in.TxID, in.Status = txid, psp.StatusActive
+	// The payments are the PSP's to list, never the caller's to write.
+	in.TxID, in.Status, in.Pix = txid, psp.StatusActive, nil
 	if rec == nil {
 		s.nextLoc++
 		id := randomHex(16)
@@ -451,6 +452,10 @@ type PayInput struct {
 	Horario string `json:"horario,omitempty"` // RFC 3339; default: now
 	// InfoPagador is the payer's free text, passed on as is.
 	InfoPagador string `json:"infoPagador,omitempty"`
+	// Notify false pays without posting the webhook, as when the PSP's
+	// notice is lost: the payment is only listed by GET (pix[]) and can
+	// be redelivered later. Absent or true: the webhook is posted.
+	Notify *bool `json:"notify,omitempty"`
 }
 
 // Paid is the answer of /sandbox/pay, /sandbox/pay-batch and
@@ -555,12 +560,28 @@ func (s *Sandbox) PayBatch(ctx context.Context, ins []PayInput) (*Paid, error) {
 	}
 	for i, rec := range recs {
 		rec.p.Status = psp.StatusPaid
+		// GET lists the payment, as the Pix API's cob answer does.
+		rec.p.Pix = append(rec.p.Pix, payments[i])
 		// Each payment is redelivered on its own.
 		s.paid[payments[i].EndToEndID] = &delivery{chave: payments[i].Chave, notice: psp.Notice{Pix: payments[i : i+1]}}
 	}
 	d := &delivery{chave: payments[0].Chave, notice: psp.Notice{Pix: payments}}
 	s.mu.Unlock()
+	if !notify(ins) {
+		return &Paid{Payment: payments[0], Payments: payments}, nil
+	}
 	return s.deliver(ctx, d)
+}
+
+// notify reports whether a batch's webhook is posted: unless one of
+// its payments asks for none.
+func notify(ins []PayInput) bool {
+	for _, in := range ins {
+		if in.Notify != nil && !*in.Notify {
+			return false
+		}
+	}
+	return true
 }
 
 // payment is what paying in would notify; s.mu is held.
