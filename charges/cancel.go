@@ -227,6 +227,12 @@ func (s *Service) CancelSuperseded(ctx context.Context, t *tenant.Tenant, dk, co
 		return nil, nil
 	}
 	ctx = kit.Within(ctx, "charge.cancel_superseded")
+	// The PSP first: a tenant without one (no Pix charge can be at a PSP)
+	// pays no Query for this on every settlement.
+	p, err := s.psps.For(ctx, t)
+	if err != nil || p == nil {
+		return nil, err
+	}
 	var open []*chargeItem
 	q := kit.Query{Partition: keys.Debtor(t.ID, dk), Sort: kit.BeginsWith(keys.ContractCharge(contractID, "")), Consistent: true}
 	for cursor := ""; ; {
@@ -247,13 +253,6 @@ func (s *Service) CancelSuperseded(ctx context.Context, t *tenant.Tenant, dk, co
 		if cursor = page.Next; cursor == "" {
 			break
 		}
-	}
-	if len(open) == 0 {
-		return nil, nil
-	}
-	p, err := s.provider(ctx, t)
-	if err != nil {
-		return nil, err
 	}
 	var done []string
 	var first error
