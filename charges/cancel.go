@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -266,4 +267,19 @@ func (s *Service) CancelSuperseded(ctx context.Context, t *tenant.Tenant, dk, co
 		done = append(done, item.ChargeID)
 	}
 	return done, first
+}
+
+// supersedeTimeout bounds Supersede's PSP calls, so a slow PSP does not
+// hold the answer of the call that triggered them for long.
+const supersedeTimeout = 5 * time.Second
+
+// Supersede is CancelSuperseded as a follow-up of a committed change (a
+// settlement, a write-off, an agreement): detached from the caller's
+// cancellation, bounded in time, its errors dropped — it never changes
+// what was committed, a charge it could not cancel stays payable and its
+// payment is applied when it comes (ADR 0048).
+func (s *Service) Supersede(ctx context.Context, t *tenant.Tenant, dk, contractID string, seqs []int, except string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), supersedeTimeout)
+	defer cancel()
+	_, _ = s.CancelSuperseded(ctx, t, dk, contractID, seqs, except)
 }

@@ -96,17 +96,11 @@ func listedPayment(p psp.Payment, chargeID string) (PixPayment, *ResultError) {
 	return PixPayment{EndToEndID: p.EndToEndID, TxID: chargeID, ValorCents: cents, Horario: when}, nil
 }
 
-// supersededTimeout bounds the PSP calls that cancel the charges a
-// settlement made pointless, so a slow PSP does not hold the webhook's
-// answer long.
-const supersededTimeout = 5 * time.Second
-
 // cancelSuperseded cancels, best effort, the other open Pix charges of
 // the instalments a settlement just paid off — all of the contract's
 // when it settled the contract — so no debtor pays a quote no longer
 // owed (ADR 0048). It runs after the settlement committed and never
-// changes its outcome: a failure leaves the charge payable, and its
-// payment, if one comes, is applied like any other.
+// changes its outcome.
 func (s *Service) cancelSuperseded(ctx context.Context, t *tenant.Tenant, out *Outcome, debtorKey string) {
 	if s.charges == nil || out == nil || out.Status != StatusApplied || out.ContractID == "" {
 		return
@@ -122,8 +116,5 @@ func (s *Service) cancelSuperseded(ctx context.Context, t *tenant.Tenant, out *O
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), supersededTimeout)
-	defer cancel()
-	// Errors are dropped by design: see the doc comment.
-	_, _ = s.charges.CancelSuperseded(ctx, t, debtorKey, out.ContractID, seqs, out.ChargeID)
+	s.charges.Supersede(ctx, t, debtorKey, out.ContractID, seqs, out.ChargeID)
 }

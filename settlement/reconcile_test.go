@@ -156,7 +156,6 @@ func TestReconcileAppliesAPaymentWhoseWebhookWasLost(t *testing.T) {
 	}
 }
 
-
 // TestReconcileAnswersInTheErrorShape: who may reconcile, and what.
 func TestReconcileAnswersInTheErrorShape(t *testing.T) {
 	t.Parallel()
@@ -262,4 +261,47 @@ func TestASettlementCancelsTheOtherChargesOfItsInstalment(t *testing.T) {
 	if status != http.StatusOK || out["alreadyCancelled"] != true || out["reason"] != "SUPERSEDED" {
 		t.Fatalf("the superseded charge: %d %v", status, out)
 	}
+}
+
+// TestAWriteOffAndAnAgreementCancelTheirCharges: a write-off removes all
+// the contract's open Pix charges at the PSP; an agreement those of the
+// instalments it renegotiated, not the others, nor its down payment's.
+func TestAWriteOffAndAnAgreementCancelTheirCharges(t *testing.T) {
+	t.Parallel()
+	t.Run("write-off", func(t *testing.T) {
+		t.Parallel()
+		e := newPSPEnv(t)
+		_, first := e.issue(t, 1)
+		_, second := e.issue(t, 2)
+		status, out := e.Do(t, http.MethodPost, "/v1/debtors/"+e.dk+"/contracts/C-1/write-off", e.keys["supervisor"], `{"reason":"UNCOLLECTIBLE"}`)
+		if status != http.StatusOK {
+			t.Fatalf("write-off: %d %v", status, out)
+		}
+		for _, loc := range []string{first, second} {
+			if p := atPSP(t, loc); p.Status != psp.StatusRemoved {
+				t.Fatalf("after the write-off, a charge is %s", p.Status)
+			}
+		}
+	})
+	t.Run("agreement", func(t *testing.T) {
+		t.Parallel()
+		e := newPSPEnv(t)
+		e.Clock.Set(enginetest.SaoPaulo("2026-09-24", 9, 0))
+		_, overdue := e.issue(t, 1)
+		_, notDue := e.issue(t, 2)
+		status, out := e.Do(t, http.MethodPost, "/v1/debtors/"+e.dk+"/contracts/C-1/agreements", e.keys["operator"],
+			`{"downPaymentCents":20000,"installments":2,"firstDueDate":"2026-10-24"}`)
+		if status != http.StatusCreated {
+			t.Fatalf("agreement: %d %v", status, out)
+		}
+		down, _ := out["downPaymentCharge"].(map[string]any)
+		if down == nil {
+			t.Fatalf("no down payment charge: %v", out)
+		}
+		for loc, want := range map[string]string{overdue: psp.StatusRemoved, notDue: psp.StatusActive, down["location"].(string): psp.StatusActive} {
+			if p := atPSP(t, loc); p.Status != want {
+				t.Errorf("charge at %s: %s, want %s", loc, p.Status, want)
+			}
+		}
+	})
 }
