@@ -305,3 +305,51 @@ func TestAWriteOffAndAnAgreementCancelTheirCharges(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentCancelsCancelOnce: two DELETEs racing both answer 200,
+// exactly one of them the cancellation (the mark is conditioned on the
+// version read; the loser finds it cancelled).
+func TestConcurrentCancelsCancelOnce(t *testing.T) {
+	t.Parallel()
+	e := newPSPEnv(t)
+	id, loc := e.issue(t, 1)
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			req, err := http.NewRequest(http.MethodDelete, e.URL+"/v1/charges/"+id, nil)
+			if err != nil {
+				answers <- answer{}
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+e.keys["supervisor"])
+			resp, err := e.HTTP.Do(req)
+			if err != nil {
+				answers <- answer{}
+				return
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- answer{resp.StatusCode, string(raw)}
+		}()
+	}
+	first := 0
+	for range 2 {
+		a := <-answers
+		if a.status != http.StatusOK {
+			t.Fatalf("cancel: %d %s", a.status, a.body)
+		}
+		if strings.Contains(a.body, `"alreadyCancelled":false`) {
+			first++
+		}
+	}
+	if first != 1 {
+		t.Fatalf("%d answers cancelled the charge, want 1", first)
+	}
+	if p := atPSP(t, loc); p.Status != psp.StatusRemoved {
+		t.Fatalf("at the PSP: %s", p.Status)
+	}
+}
