@@ -4,7 +4,8 @@
 // valid BR Codes whose location points at itself, computes a cobv's late
 // amount by the API's own rules, and "pays" a charge on request by
 // posting BACEN's webhook ({"pix": [...]}) to the registered URL + "/pix",
-// signed with the engine's HMAC headers. `lastro psp sandbox` runs it
+// signed with the engine's HMAC headers — or, asked to, without posting
+// it, leaving the payment to be found by GET (pix[]). `lastro psp sandbox` runs it
 // alone; `lastro serve` runs it in process as the local default.
 package sandbox
 
@@ -521,7 +522,8 @@ func (e *badRequest) Error() string { return e.msg }
 func bad(format string, a ...any) error { return &badRequest{fmt.Sprintf(format, a...)} }
 
 // Pay pays an active charge (cob first, then cobv, by txid): marks it
-// CONCLUIDA and posts the webhook. The amount defaults to what the charge
+// CONCLUIDA, lists the payment on it (GET's pix[]) and posts the webhook
+// unless in.Notify is false. The amount defaults to what the charge
 // asks at the payment instant.
 func (s *Sandbox) Pay(ctx context.Context, in PayInput) (*Paid, error) {
 	return s.PayBatch(ctx, []PayInput{in})
