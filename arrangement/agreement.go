@@ -221,6 +221,16 @@ func (s *Service) MakeAgreement(ctx context.Context, t *tenant.Tenant, dk, contr
 		return nil, err
 	}
 	if s.charges != nil {
+		// The renegotiated instalments' Pix charges would now pay a debt
+		// the agreement replaced: removed at the PSP, best effort, before
+		// the down payment's charge is issued (ADR 0048).
+		var seqs []int
+		for _, r := range out.Renegotiated {
+			seqs = append(seqs, r.Seq)
+		}
+		if len(seqs) > 0 {
+			s.charges.Supersede(ctx, t, dk, contractID, seqs, "")
+		}
 		// The agreement is committed and its answer must say so: a charge
 		// that cannot be issued now (a payment already settled the down
 		// payment, a store error) is left out of the answer and issued

@@ -246,5 +246,10 @@ func (s *Service) WriteOff(ctx context.Context, t *tenant.Tenant, dk, contractID
 	if err != nil {
 		return nil, err
 	}
+	if s.charges != nil {
+		// Nothing is collected any more: the contract's open Pix charges
+		// are removed at the PSP, best effort (ADR 0048).
+		s.charges.Supersede(ctx, t, dk, contractID, nil, "")
+	}
 	return out, nil
 }

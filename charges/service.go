@@ -153,7 +153,13 @@ type chargeItem struct {
 	PixType       string     `dynamodbav:"pixType,omitempty"`
 	PixCopiaECola string     `dynamodbav:"pixCopiaECola,omitempty"`
 	Location      string     `dynamodbav:"location,omitempty"`
-	Version       int        `dynamodbav:"version"`
+	// Status is "" while the charge is payable at its PSP and
+	// StatusCancelled once removed there (cancel.go); a payment still
+	// arriving for a cancelled charge is applied all the same (ADR 0048).
+	Status       string `dynamodbav:"status,omitempty"`
+	CancelledAt  string `dynamodbav:"cancelledAt,omitempty"`
+	CancelReason string `dynamodbav:"cancelReason,omitempty"`
+	Version      int    `dynamodbav:"version"`
 }
 
 // Lookup is the charge lookup item, PK T#<t>#CHG#<id>, SK CHG: what a

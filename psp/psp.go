@@ -72,7 +72,10 @@ type Charge struct {
 	AmountCents   int64
 	Location      string // without scheme, as in the BR Code
 	PixCopiaECola string
-	Raw           *CobPayload // the whole answer, for reconciliation
+	// Payments are the Pix received for the charge (the answer's pix[]),
+	// what reconciling a missed webhook applies.
+	Payments []Payment
+	Raw      *CobPayload // the whole answer, for reconciliation
 }
 
 // PSP is a tenant's payment service provider.
@@ -140,6 +143,9 @@ type CobPayload struct {
 	PixCopiaECola string     `json:"pixCopiaECola,omitempty"`
 	// SolicitacaoPagador is the text shown to the payer.
 	SolicitacaoPagador string `json:"solicitacaoPagador,omitempty"`
+	// Pix lists the payments received for the charge, in GET answers
+	// only (the PSP fills it; a request never carries it).
+	Pix []Payment `json:"pix,omitempty"`
 }
 
 // Charge is p as the port answers it.
@@ -149,7 +155,7 @@ func (p *CobPayload) Charge(kind Kind) (*Charge, error) {
 		return nil, fmt.Errorf("%w: valor.original: %v", ErrRejected, err)
 	}
 	return &Charge{Kind: kind, TxID: p.TxID, Status: p.Status, Revision: p.Revisao, AmountCents: cents, Location: p.Location,
-		PixCopiaECola: p.PixCopiaECola, Raw: p}, nil
+		PixCopiaECola: p.PixCopiaECola, Payments: p.Pix, Raw: p}, nil
 }
 
 // WebhookPayload is the body of PUT /webhook/{chave}.

@@ -10,3 +10,6 @@ func (s *Service) SetBeforeWrite(f func(attempt int)) { s.beforeWrite = f }
 
 // STLItem is the stored settlement record.
 type STLItem = stlItem
+
+// ListedPayment checks one payment a PSP lists for a charge.
+var ListedPayment = listedPayment

@@ -35,6 +35,7 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Suspense: settlements whose charge was unknown, oldest first (one Query on the tenant's suspense partition)",
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
 	s.resolveRoute(srv)
+	s.reconcileRoute(srv)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/reversals",
 		Summary: "Reversals to review, oldest first: Pix refunds that could not be taken back by rule (money in suspense, renegotiated instalments, credit since spent), " +
 			"with the cents not reversed (one Query on the tenant's suspense partition; ADR 0040)",
@@ -340,4 +341,46 @@ func pixError(err error) error {
 		where += fmt.Sprintf(".devolucoes[%d]", pe.Refund)
 	}
 	return errs.E(errs.Invalid, code, "%s: %s; nothing was applied", where, msg)
+}
+
+func (s *Service) reconcileRoute(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/charges/:chargeId/reconcile",
+		Summary: "Reconcile a Pix charge with its PSP: GET /cob|cobv/{txid} at the tenant's PSP, then every payment it lists (pix[]) applied exactly once " +
+			"as its webhook would (endToEndId = settlementId): applied, or already_applied when the webhook (or an earlier reconcile) got it. " +
+			"Answers the PSP status and each payment's outcome; 503 with Retry-After when one failed transiently, 409 when an endToEndId was recorded with other facts; " +
+			"422 for a charge not at a PSP",
+		Roles: []web.Role{web.Supervisor}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+		Response: Reconciled{ChargeID: "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", PSPStatus: "CONCLUIDA",
+			Payments: []PixResult{{EndToEndID: "E12345678202609241315abcdefghijk", Status: StatusApplied}}}}, s.reconcile)
+}
+
+// reconcile answers like the Pix webhook: 200 when every listed payment
+// was processed, 409 or 503 (with every outcome) otherwise.
+func (s *Service) reconcile(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.Reconcile(c.Request().Context(), t, c.Param("chargeId"))
+	if err != nil {
+		return err
+	}
+	ans := PixAnswer{Pix: out.Payments}
+	switch {
+	case ans.Failed():
+		c.Response().Header().Set("Retry-After", "1")
+		return c.JSON(http.StatusServiceUnavailable, reconcileFailure{Error: ResultError{Code: "reconcile_partially_applied",
+			Message: "some payments could not be processed now; the others are recorded: reconcile again"}, Reconciled: out})
+	case ans.Conflicted():
+		return c.JSON(http.StatusConflict, reconcileFailure{Error: ResultError{Code: "reconcile_conflict",
+			Message: "an endToEndId was already recorded with other facts; nothing was changed for it"}, Reconciled: out})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// reconcileFailure is reconcile's answer when not every payment was
+// processed: the spec's error shape, with the whole reconciliation.
+type reconcileFailure struct {
+	Error ResultError `json:"error"`
+	*Reconciled
 }

@@ -47,6 +47,9 @@ type Service struct {
 	tenants  *tenant.Service
 	policies *policy.Service
 	clock    clock.Clock
+	// charges reads Pix charges back from their PSP and cancels those a
+	// settlement superseded; nil: neither (no PSPs).
+	charges *charges.Service
 
 	maxAttempts int
 	baseDelay   time.Duration
@@ -61,11 +64,14 @@ type Deps struct {
 	Tenants  *tenant.Service
 	Policies *policy.Service
 	Clock    clock.Clock
+	// Charges, when set, lets reconcile read a Pix charge back from its
+	// PSP and a settlement cancel the Pix charges it made pointless.
+	Charges *charges.Service
 }
 
 // NewService returns the settlement service.
 func NewService(d Deps) *Service {
-	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock,
+	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, charges: d.Charges,
 		maxAttempts: DefaultMaxAttempts, baseDelay: DefaultBaseDelay}
 }
 
@@ -133,6 +139,7 @@ func (s *Service) Apply(ctx context.Context, t *tenant.Tenant, p Payload) (*Outc
 	if err != nil {
 		return nil, err
 	}
+	s.cancelSuperseded(ctx, t, out, lk.DebtorKey)
 	return out, nil
 }
 

@@ -276,8 +276,12 @@ func TestCobVCarriesFineAndInterestAndPaysLate(t *testing.T) {
 		t.Fatalf("notice: %s", f.bodies[0])
 	}
 	got, err := c.Get(ctx, psp.CobV, txid)
-	if err != nil || got.Status != psp.StatusPaid {
+	if err != nil || got.Status != psp.StatusPaid || len(got.Payments) != 1 || got.Payments[0] != paid.Payment {
 		t.Fatalf("after payment: %+v %v", got, err)
+	}
+	// A paid charge cannot be removed: the PSP refuses the PATCH.
+	if _, err := c.Cancel(ctx, psp.CobV, txid); !errors.Is(err, psp.ErrRejected) {
+		t.Fatalf("cancel a paid charge: %v", err)
 	}
 }
 

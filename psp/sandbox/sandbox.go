@@ -4,7 +4,8 @@
 // valid BR Codes whose location points at itself, computes a cobv's late
 // amount by the API's own rules, and "pays" a charge on request by
 // posting BACEN's webhook ({"pix": [...]}) to the registered URL + "/pix",
-// signed with the engine's HMAC headers. `lastro psp sandbox` runs it
+// signed with the engine's HMAC headers — or, asked to, without posting
+// it, leaving the payment to be found by GET (pix[]). `lastro psp sandbox` runs it
 // alone; `lastro serve` runs it in process as the local default.
 package sandbox
 
@@ -222,7 +223,8 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusConflict, "Cobranca Nao Alteravel", "the charge is "+rec.p.Status)
 		return
 	}
-	in.TxID, in.Status = txid, psp.StatusActive
+	// The payments are the PSP's to list, never the caller's to write.
+	in.TxID, in.Status, in.Pix = txid, psp.StatusActive, nil
 	if rec == nil {
 		s.nextLoc++
 		id := randomHex(16)
@@ -451,6 +453,10 @@ type PayInput struct {
 	Horario string `json:"horario,omitempty"` // RFC 3339; default: now
 	// InfoPagador is the payer's free text, passed on as is.
 	InfoPagador string `json:"infoPagador,omitempty"`
+	// Notify false pays without posting the webhook, as when the PSP's
+	// notice is lost: the payment is only listed by GET (pix[]) and can
+	// be redelivered later. Absent or true: the webhook is posted.
+	Notify *bool `json:"notify,omitempty"`
 }
 
 // Paid is the answer of /sandbox/pay, /sandbox/pay-batch and
@@ -516,7 +522,8 @@ func (e *badRequest) Error() string { return e.msg }
 func bad(format string, a ...any) error { return &badRequest{fmt.Sprintf(format, a...)} }
 
 // Pay pays an active charge (cob first, then cobv, by txid): marks it
-// CONCLUIDA and posts the webhook. The amount defaults to what the charge
+// CONCLUIDA, lists the payment on it (GET's pix[]) and posts the webhook
+// unless in.Notify is false. The amount defaults to what the charge
 // asks at the payment instant.
 func (s *Sandbox) Pay(ctx context.Context, in PayInput) (*Paid, error) {
 	return s.PayBatch(ctx, []PayInput{in})
@@ -555,12 +562,28 @@ func (s *Sandbox) PayBatch(ctx context.Context, ins []PayInput) (*Paid, error) {
 	}
 	for i, rec := range recs {
 		rec.p.Status = psp.StatusPaid
+		// GET lists the payment, as the Pix API's cob answer does.
+		rec.p.Pix = append(rec.p.Pix, payments[i])
 		// Each payment is redelivered on its own.
 		s.paid[payments[i].EndToEndID] = &delivery{chave: payments[i].Chave, notice: psp.Notice{Pix: payments[i : i+1]}}
 	}
 	d := &delivery{chave: payments[0].Chave, notice: psp.Notice{Pix: payments}}
 	s.mu.Unlock()
+	if !notify(ins) {
+		return &Paid{Payment: payments[0], Payments: payments}, nil
+	}
 	return s.deliver(ctx, d)
+}
+
+// notify reports whether a batch's webhook is posted: unless one of
+// its payments asks for none.
+func notify(ins []PayInput) bool {
+	for _, in := range ins {
+		if in.Notify != nil && !*in.Notify {
+			return false
+		}
+	}
+	return true
 }
 
 // payment is what paying in would notify; s.mu is held.
