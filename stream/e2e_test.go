@@ -123,18 +123,6 @@ func (m *month) consumer(t *testing.T, owner string, pub stream.Publisher, obser
 	return c
 }
 
-// fanout publishes to each publisher in turn.
-type fanout []stream.Publisher
-
-func (f fanout) Publish(ctx context.Context, evs []stream.Event) error {
-	for _, p := range f {
-		if err := p.Publish(ctx, evs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // TestAMonthOfThePortfolioYieldsEachDomainEventOnce is issue 16's
 // acceptance: the month's domain events, published by consumers that are
 // killed before a checkpoint, restarted, and run two at a time, are
@@ -198,7 +186,7 @@ func TestAMonthOfThePortfolioYieldsEachDomainEventOnce(t *testing.T) {
 	}
 
 	subject := &memPub{}
-	pub := fanout{stream.NewKafka(producer, "lastro-events"), subject}
+	pub := stream.Fanout{stream.NewKafka(producer, "lastro-events"), subject}
 	day := time.Date(2026, 7, 31, 0, 0, 0, 0, time.UTC)
 	killed, doubled := false, 0
 	for ; !day.After(time.Date(2026, 8, 31, 0, 0, 0, 0, time.UTC)); day = day.AddDate(0, 0, 1) {
@@ -217,7 +205,7 @@ func TestAMonthOfThePortfolioYieldsEachDomainEventOnce(t *testing.T) {
 			// before that chunk's checkpoint; a new process takes over when
 			// the dead one's lease expires (it released it on the way out).
 			ctx, kill := context.WithCancel(bg)
-			c := m.consumer(t, "killed", fanout{pub, &memPub{hook: func([]stream.Event) { kill() }}}, nil)
+			c := m.consumer(t, "killed", stream.Fanout{pub, &memPub{hook: func([]stream.Event) { kill() }}}, nil)
 			if _, err := c.Drain(ctx); err == nil {
 				t.Fatal("the killed consumer finished its drain")
 			}

@@ -278,3 +278,75 @@ func avFromJSON(v any) (types.AttributeValue, error) {
 	}
 	return nil, errors.New("empty value")
 }
+
+// DeadEvent is an event a publisher gave up on, as the events dead
+// letter keeps it: the event whole (events carry no personal data), its
+// tenant and why.
+type DeadEvent struct {
+	Tenant string    `json:"tenant"`
+	Cause  string    `json:"cause"`
+	DeadAt time.Time `json:"deadAt"`
+	Event  Event     `json:"event"`
+}
+
+// EventDeadLetterFile keeps the events of a tenant whose webhook gave up
+// in a JSON-lines file (one DeadEvent a line), on disk before DeadEvents
+// returns, so the stream moves past them without losing one.
+type EventDeadLetterFile struct {
+	f   *jsonl.File
+	now func() time.Time
+}
+
+// NewEventDeadLetterFile returns an events dead letter appending to path.
+func NewEventDeadLetterFile(path string) *EventDeadLetterFile {
+	return &EventDeadLetterFile{f: jsonl.Open(path), now: time.Now}
+}
+
+// DeadEvents appends the tenant's events with the cause.
+func (d *EventDeadLetterFile) DeadEvents(ctx context.Context, tenant string, events []Event, cause error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	msg := "unknown"
+	if cause != nil {
+		msg = cause.Error()
+	}
+	at := d.now().UTC()
+	vs := make([]any, len(events))
+	for i, e := range events {
+		vs[i] = DeadEvent{Tenant: tenant, Cause: msg, DeadAt: at, Event: e}
+	}
+	if err := d.f.AppendAll(vs...); err != nil {
+		return fmt.Errorf("events dead letter: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (d *EventDeadLetterFile) Close() error { return d.f.Close() }
+
+// ReadDeadEvents reads an events dead letter back, in the order kept.
+func ReadDeadEvents(path string) ([]DeadEvent, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("events dead letter: %w", err)
+	}
+	defer fh.Close()
+	var out []DeadEvent
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		var de DeadEvent
+		if err := json.Unmarshal(sc.Bytes(), &de); err != nil {
+			return nil, fmt.Errorf("events dead letter line %d: %w", n, err)
+		}
+		out = append(out, de)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("events dead letter: %w", err)
+	}
+	return out, nil
+}

@@ -19,6 +19,9 @@ type Metrics struct {
 	Failures  *prometheus.CounterVec   // batches not accepted, by publisher
 	Latency   *prometheus.HistogramVec // seconds per Publish call, by publisher
 	Dead      prometheus.Counter       // records sent to the dead letter
+	// DeadEvents counts the events a publisher gave up on, kept in the
+	// events dead letter (a tenant's failing webhook, ADR 0050).
+	DeadEvents prometheus.Counter
 }
 
 // NewMetrics creates the stream's collectors and registers them on reg.
@@ -32,8 +35,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Duration of a Publish call, retries included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 9)}, []string{"publisher"}),
 		Dead: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "lastro", Subsystem: "stream", Name: "dead_records_total",
 			Help: "Stream records the translator could not decode, kept in the dead letter."}),
+		DeadEvents: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "lastro", Subsystem: "stream", Name: "dead_events_total",
+			Help: "Domain events a publisher gave up on (a tenant's failing webhook), kept in the events dead letter."}),
 	}
-	for _, c := range []prometheus.Collector{m.Published, m.Failures, m.Latency, m.Dead} {
+	for _, c := range []prometheus.Collector{m.Published, m.Failures, m.Latency, m.Dead, m.DeadEvents} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("stream metrics: %w", err)
 		}
@@ -41,15 +46,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// Prepare makes the series of publisher name start at zero, for a
+// publisher that counts itself (Webhook.Metrics).
+func (m *Metrics) Prepare(name string) {
+	for _, typ := range EventTypes() {
+		m.Published.WithLabelValues(name, typ)
+	}
+	m.Failures.WithLabelValues(name)
+}
+
 // Instrument wraps p so its calls are counted under the name given (a
 // fixed name per publisher: kafka, eventbridge, file, webhook).
 func (m *Metrics) Instrument(name string, p Publisher) Publisher {
 	// Every known type starts at zero, so a rate over a type that has not
 	// happened yet is 0, not absent.
-	for _, typ := range EventTypes() {
-		m.Published.WithLabelValues(name, typ)
-	}
-	m.Failures.WithLabelValues(name)
+	m.Prepare(name)
 	return &instrumented{m: m, name: name, next: p}
 }
 

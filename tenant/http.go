@@ -106,7 +106,28 @@ func (s *Service) Routes(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenant/webhook-secret/rotate",
 		Summary: "Replace the webhook secret (shown once); the old one keeps verifying for overlapSeconds (default 3600, 0-604800), then only the new one does",
 		Roles:   sup, Request: RotateInput{}, Response: Rotated{}}, s.rotateWebhook)
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/events-webhook",
+		Summary: "Post the tenant's domain events (docs/events/) to url, https (http only to a loopback host), signed like the settlement " +
+			"webhooks (X-Lastro-Timestamp, X-Lastro-Signature v1=HMAC-SHA256) with a fresh secret shown once; a new call rotates it",
+		Roles: sup, Request: EventsWebhookInput{URL: "https://bank.example/lastro-events"},
+		Response: EventsWebhookConfigured{URL: "https://bank.example/lastro-events", Secret: "evtsec_..."}, Errors: []int{http.StatusConflict}}, s.putEventsWebhook)
 	s.pspRoutes(srv, sup)
+}
+
+func (s *Service) putEventsWebhook(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in EventsWebhookInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.SetEventsWebhook(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Service) listKeys(c echo.Context) error {

@@ -49,6 +49,7 @@ type Tenant struct {
 	CreatedAt     time.Time
 	Holidays      []string        // the tenant's extra non-business days (ISO dates), beyond the national ones
 	MessagingURL  string          // the tenant's messaging provider webhook ("" : none); messaging.go
+	EventsURL     string          // the tenant's domain-events webhook ("" : none); eventswebhook.go
 	boleto        *BoletoSettings // nil: DefaultBoleto; boleto.go
 	calendar      *calendar.Calendar
 	secrets       secrets
@@ -69,6 +70,7 @@ type secrets struct {
 	Webhook    string         `json:"webhook"`
 	Cursor     []byte         `json:"cursor"`
 	Messaging  string         `json:"messaging,omitempty"` // signs messages sent to the provider
+	Events     string         `json:"events,omitempty"`    // signs the domain events posted to the tenant
 	// WebhookPrevious is the webhook secret a rotation replaced; it still
 	// verifies until WebhookPreviousUntil (webhook.go).
 	WebhookPrevious      string    `json:"webhookPrevious,omitempty"`
@@ -109,6 +111,7 @@ type record struct {
 	CreatedAt     string          `dynamodbav:"createdAt"`
 	Holidays      []string        `dynamodbav:"holidays,omitempty"`
 	MessagingURL  string          `dynamodbav:"messagingUrl,omitempty"`
+	EventsURL     string          `dynamodbav:"eventsWebhookUrl,omitempty"`
 	Boleto        *BoletoSettings `dynamodbav:"boleto,omitempty"`
 }
 
@@ -464,7 +467,7 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
 	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
 		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
-		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, boleto: rec.Boleto, secrets: sec}
+		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, EventsURL: rec.EventsURL, boleto: rec.Boleto, secrets: sec}
 	if len(rec.Holidays) > 0 {
 		var extra []calendar.Date
 		for _, h := range rec.Holidays {

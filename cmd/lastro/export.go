@@ -17,6 +17,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"lastro/collections/calendar"
+	"lastro/collections/table"
 	"lastro/report"
 )
 
@@ -43,7 +44,7 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&to, "to", "", "incremental export: end of the window, RFC 3339, exclusive (default now)")
 	fs.StringVar(&o.View, "view", "NEW_AND_OLD_IMAGES", "incremental export: NEW_AND_OLD_IMAGES or NEW_IMAGE")
 	fs.StringVar(&o.Token, "client-token", "", "idempotency token: the same token and flags return the same export")
-	fs.BoolVar(&o.EnablePITR, "enable-pitr", false, "enable point-in-time recovery on the table first (exports require it)")
+	fs.BoolVar(&o.EnablePITR, "enable-pitr", false, "enable point-in-time recovery on the table first: only a table created before the engine turned it on needs it")
 	cfg, err := loadConfig(fs, args, os.Getenv)
 	if err != nil {
 		return err
@@ -86,9 +87,8 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // runExport starts the export and waits for it, showing progress.
 func runExport(ctx context.Context, db *dynamodb.Client, tableName string, o exportOptions, progress io.Writer) (*types.ExportDescription, error) {
 	if o.EnablePITR {
-		if _, err := db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{TableName: aws.String(tableName),
-			PointInTimeRecoverySpecification: &types.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: aws.Bool(true)}}); err != nil {
-			return nil, fmt.Errorf("enable point-in-time recovery: %w", err)
+		if err := table.EnablePITR(ctx, db, tableName); err != nil {
+			return nil, err
 		}
 	}
 	t, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(tableName)})
@@ -118,7 +118,12 @@ func runExport(ctx context.Context, db *dynamodb.Client, tableName string, o exp
 	if err != nil {
 		var pitr *types.PointInTimeRecoveryUnavailableException
 		if errors.As(err, &pitr) {
-			return nil, fmt.Errorf("%w (lastro export --enable-pitr turns it on)", err)
+			// The engine turns PITR on when it creates the table; only a
+			// table created before that, or one whose PITR was turned off,
+			// lands here.
+			return nil, fmt.Errorf("table %s has point-in-time recovery off, and exports read it: "+
+				"run lastro export --enable-pitr once to turn it on (on AWS: aws dynamodb update-continuous-backups "+
+				"--table-name %s --point-in-time-recovery-specification PointInTimeRecoveryEnabled=true): %w", tableName, tableName, err)
 		}
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,12 +14,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/agenda/regua"
 	"lastro/arrangement"
 	"lastro/collections/calendar"
 	"lastro/collections/kit"
+	"lastro/collections/table"
 	"lastro/contract"
+	"lastro/ddblocal/ddbtest"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
 	"lastro/report"
@@ -80,7 +84,7 @@ func TestExportReportsMatchTheFacts(t *testing.T) {
 	db := kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient)
 	export := func(prefix string) string {
 		t.Helper()
-		d, err := runExport(ctx, db, enginetest.Table, exportOptions{Bucket: "bi-exports", Prefix: prefix, EnablePITR: true, Poll: 5 * time.Millisecond}, &bytes.Buffer{})
+		d, err := runExport(ctx, db, enginetest.Table, exportOptions{Bucket: "bi-exports", Prefix: prefix, Poll: 5 * time.Millisecond}, &bytes.Buffer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,4 +264,52 @@ func scalars(img map[string]json.RawMessage) map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// TestExportNeedsNoFlagOnAFreshStore: the data directory lastro creates
+// exports with no flag (the engine creates the table with point-in-time
+// recovery on).
+func TestExportNeedsNoFlagOnAFreshStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	common := []string{"--data-dir", t.TempDir(), "--admin-token", testAdminToken}
+	var out, errOut bytes.Buffer
+	if err := run(ctx, append([]string{"demo", "seed", "--tenant", "t-exp", "--debtors", "2"}, common...), &out, &errOut); err != nil {
+		t.Fatalf("seed: %v\n%s", err, errOut.String())
+	}
+	out.Reset()
+	if err := run(ctx, append([]string{"export", "--prefix", "fresh"}, common...), &out, &errOut); err != nil {
+		t.Fatalf("export with no flag: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), " COMPLETED: ") || strings.Contains(out.String(), ": 0 items") {
+		t.Errorf("export output:\n%s", out.String())
+	}
+}
+
+// TestExportOfAnOlderTableSaysHowToEnablePITR: a table created without
+// point-in-time recovery (before the engine turned it on) fails the
+// export with the way to turn it on, and --enable-pitr does.
+func TestExportOfAnOlderTableSaysHowToEnablePITR(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := ddbtest.New(t)
+	in := table.CreateInput("old")
+	in.DeletionProtectionEnabled = aws.Bool(false)
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	o := exportOptions{Bucket: "old-exports", Poll: 5 * time.Millisecond}
+	_, err := runExport(ctx, db, "old", o, &bytes.Buffer{})
+	var pitr *types.PointInTimeRecoveryUnavailableException
+	if !errors.As(err, &pitr) || !strings.Contains(err.Error(), "lastro export --enable-pitr") || !strings.Contains(err.Error(), "update-continuous-backups") {
+		t.Fatalf("export without PITR: %v", err)
+	}
+	o.EnablePITR = true
+	if d, err := runExport(ctx, db, "old", o, &bytes.Buffer{}); err != nil || d.ExportStatus != types.ExportStatusCompleted {
+		t.Fatalf("export with --enable-pitr: %v %v", d, err)
+	}
+	o.EnablePITR = false // it stays on
+	if _, err := runExport(ctx, db, "old", o, &bytes.Buffer{}); err != nil {
+		t.Fatalf("second export: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,9 @@ import (
 // with LASTRO_STREAM=on, which takes the defaults).
 type streamOptions struct {
 	events, deadLetter string // JSON-lines files; "" = in the data directory
+	deadEvents         string // the events dead letter of the tenants' webhooks; "" = in the data directory
+	noWebhooks         bool   // do not post to the tenants' events webhooks
+	webhookPause       time.Duration
 	kafka, kafkaTopic  string // comma-separated brokers; the topic
 	eventBridge        string // the bus name
 	archive            string // the archive table; "-" for none
@@ -43,6 +47,9 @@ func addStreamFlags(fs *flag.FlagSet) *streamOptions {
 	fs.StringVar(&o.events, "events", "", "JSON-lines file of the published events (default: events.jsonl in the data directory)")
 	fs.BoolVar(&o.noFile, "no-file", false, "do not write the events file (with -kafka or -eventbridge)")
 	fs.StringVar(&o.deadLetter, "dead-letter", "", "JSON-lines file of poison records (default: dead-letter.jsonl in the data directory)")
+	fs.BoolVar(&o.noWebhooks, "no-webhooks", false, "do not post events to the tenants' events webhooks (PUT /v1/tenant/events-webhook)")
+	fs.StringVar(&o.deadEvents, "webhook-dead-letter", "", "JSON-lines file of the events a tenant's webhook gave up on (default: webhook-dead-letter.jsonl in the data directory)")
+	fs.DurationVar(&o.webhookPause, "webhook-pause", time.Minute, "after a tenant's webhook gave up, send its events straight to the dead letter for this long")
 	fs.StringVar(&o.kafka, "kafka", "", "also publish to these Kafka brokers (comma-separated host:port)")
 	fs.StringVar(&o.kafkaTopic, "kafka-topic", "lastro-events", "the Kafka topic (keyed by contract)")
 	fs.StringVar(&o.eventBridge, "eventbridge", "", "also publish to this EventBridge bus")
@@ -118,7 +125,7 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	if err != nil {
 		return nil, nil, err
 	}
-	var pubs fanout
+	var pubs stream.Fanout
 	if !o.noFile {
 		path := o.events
 		if path == "" {
@@ -146,6 +153,21 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	}
 	if len(pubs) == 0 {
 		return nil, nil, errors.New("no publisher: -no-file needs -kafka or -eventbridge")
+	}
+	// The tenants' webhooks come last: the shared sinks have the batch
+	// before a tenant's endpoint is tried, and a failing endpoint keeps
+	// its tenant's events in its own dead letter instead of failing the
+	// batch for everyone (ADR 0050).
+	if !o.noWebhooks {
+		deadEventsPath := o.deadEvents
+		if deadEventsPath == "" {
+			deadEventsPath = filepath.Join(dir, "webhook-dead-letter.jsonl")
+		}
+		deadEvents := stream.NewEventDeadLetterFile(deadEventsPath)
+		closers = append(closers, func() { deadEvents.Close() })
+		metrics.Prepare("webhook")
+		pubs = append(pubs, &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, DeadLetter: deadEvents,
+			Pause: cmp.Or(o.webhookPause, time.Minute), Metrics: metrics})
 	}
 	deadPath := o.deadLetter
 	if deadPath == "" {
@@ -198,17 +220,4 @@ func (a *app) archive(ctx context.Context, name string) (*kit.Kit, error) {
 		return nil, fmt.Errorf("archive table %s: %w (create it with lastro table create --archive, or pass -archive -)", name, err)
 	}
 	return kit.New(a.db, name, kit.WithClock(a.Clock)), nil
-}
-
-// fanout publishes to each publisher in turn; a failure fails the batch,
-// which is published again whole (publishers tolerate duplicates).
-type fanout []stream.Publisher
-
-func (f fanout) Publish(ctx context.Context, evs []stream.Event) error {
-	for _, p := range f {
-		if err := p.Publish(ctx, evs); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"lastro/settlement"
+	"lastro/stream"
 )
 
 // TestStreamOnceResumesFromItsCheckpoint: lastro stream --once on a
@@ -95,7 +100,23 @@ func TestServeRunsTheStreamConsumerWhenAsked(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if m := regexp.MustCompile(`(?m)^lastro_stream_records_total (\d+)`).FindSubmatch(body); m != nil && string(m[1]) != "0" {
-			break // the tenant's items went through the consumer
+			// The tenant's items went through the consumer: its lag,
+			// throughput and failures are all on the engine's /metrics,
+			// the tenants' webhooks among the publishers.
+			for _, series := range []string{
+				`(?m)^lastro_stream_lag_seconds\{shard="[^"]+"\} `,
+				`(?m)^lastro_stream_events_published_total\{publisher="file",type="BucketChanged"\} `,
+				`(?m)^lastro_stream_events_published_total\{publisher="webhook",type="SettlementApplied"\} 0`,
+				`(?m)^lastro_stream_publish_failures_total\{publisher="file"\} 0`,
+				`(?m)^lastro_stream_publish_failures_total\{publisher="webhook"\} 0`,
+				`(?m)^lastro_stream_dead_records_total 0`,
+				`(?m)^lastro_stream_dead_events_total 0`,
+			} {
+				if !regexp.MustCompile(series).Match(body) {
+					t.Errorf("/metrics lacks %s:\n%s", series, body)
+				}
+			}
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the consumer never processed a record:\n%s", body)
@@ -114,5 +135,80 @@ func TestServeRunsTheStreamConsumerWhenAsked(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop after SIGINT")
+	}
+}
+
+// TestServePostsATenantsEventsToItsWebhook: with LASTRO_STREAM=on, a
+// tenant that set PUT /v1/tenant/events-webhook receives its events
+// there, signed with the secret the PUT answered.
+func TestServePostsATenantsEventsToItsWebhook(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var secret string
+	got := make(chan stream.Event, 64)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sec := secret
+		mu.Unlock()
+		if err := settlement.Verify(sec, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, time.Now()); err != nil {
+			t.Errorf("signature: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var b stream.WebhookBody
+		if err := json.Unmarshal(body, &b); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		for _, e := range b.Events {
+			select {
+			case got <- e:
+			default: // the test has what it waits for, or stopped waiting
+			}
+		}
+	}))
+	defer recv.Close()
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_STREAM": "on"})
+	call := func(method, path, token, body string, want int) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %v, want %d", method, path, resp.StatusCode, out, want)
+		}
+		return out
+	}
+	created := call(http.MethodPost, "/v1/tenants", testAdminToken, `{"tenantId":"t-hook","name":"Crediário t-hook"}`, http.StatusCreated)
+	k := created["apiKeys"].(map[string]any)
+	sup, op := k["supervisor"].(string), k["operator"].(string)
+	set := call(http.MethodPut, "/v1/tenant/events-webhook", sup, `{"url":"`+recv.URL+`/events"}`, http.StatusOK)
+	mu.Lock()
+	secret = set["secret"].(string)
+	mu.Unlock()
+	dk := call(http.MethodPost, "/v1/debtors", op, `{"document":"529.982.247-25","name":"Pessoa Sintética"}`, http.StatusCreated)["debtorKey"].(string)
+	call(http.MethodPost, "/v1/debtors/"+dk+"/contracts", op, `{"contractId":"C-1","productCode":"CREDIARIO_12X","installments":[
+		{"seq":1,"dueDate":"2026-01-10","principalCents":90000,"interestCents":10000}]}`, http.StatusCreated)
+	call(http.MethodPost, "/v1/debtors/"+dk+"/contracts/C-1/write-off", sup, `{"reason":"UNCOLLECTIBLE"}`, http.StatusOK)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-got:
+			if e.Tenant != "t-hook" {
+				t.Fatalf("event of tenant %s", e.Tenant)
+			}
+			if e.Type == stream.WrittenOff && e.ContractID == "C-1" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the tenant's webhook never got the WrittenOff event")
+		}
 	}
 }

@@ -125,10 +125,14 @@ type API interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	UpdateTimeToLive(context.Context, *dynamodb.UpdateTimeToLiveInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	UpdateContinuousBackups(context.Context, *dynamodb.UpdateContinuousBackupsInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateContinuousBackupsOutput, error)
 }
 
 // Ensure creates the table unless it exists, waits until it is active and
-// turns TTL on. It reports whether it created the table.
+// turns TTL and point-in-time recovery on: PITR is what a table export
+// reads (lastro export, AP11), so a fresh table exports with no setup,
+// as the CloudFormation definition does on AWS. A table that exists is
+// left as it is. It reports whether it created the table.
 func Ensure(ctx context.Context, db API, name string) (created bool, err error) {
 	_, err = db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 	var nf *types.ResourceNotFoundException
@@ -157,7 +161,23 @@ func Ensure(ctx context.Context, db API, name string) (created bool, err error) 
 	if err != nil {
 		return true, fmt.Errorf("enable TTL on %s: %w", name, err)
 	}
+	if err := EnablePITR(ctx, db, name); err != nil {
+		return true, err
+	}
 	return true, nil
+}
+
+// EnablePITR turns point-in-time recovery on for the table; enabling it
+// again is a no-op that keeps the recovery window already kept.
+func EnablePITR(ctx context.Context, db API, name string) error {
+	_, err := db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{
+		TableName:                        aws.String(name),
+		PointInTimeRecoverySpecification: &types.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("enable point-in-time recovery on %s: %w", name, err)
+	}
+	return nil
 }
 
 // Ready reports whether the table answers a DescribeTable: the

@@ -69,3 +69,75 @@ func TestEnsureArchiveCreatesItOnce(t *testing.T) {
 		t.Errorf("ArchiveInput: %+v", in)
 	}
 }
+
+// TestEnsureTurnsPITROn: the table Ensure creates has point-in-time
+// recovery on (exports read it), and so does the CloudFormation
+// definition; a table that exists is left as it is.
+func TestEnsureTurnsPITROn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pitr := func(t *testing.T, db *dynamodb.Client, name string) types.PointInTimeRecoveryStatus {
+		t.Helper()
+		out, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus
+	}
+	tests := []struct {
+		name        string
+		preexisting bool // created before Ensure, without PITR
+		wantCreated bool
+		want        types.PointInTimeRecoveryStatus
+	}{
+		{"fresh", false, true, types.PointInTimeRecoveryStatusEnabled},
+		{"created before", true, false, types.PointInTimeRecoveryStatusDisabled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := ddbtest.New(t)
+			if tc.preexisting {
+				in := table.CreateInput("lastro")
+				in.DeletionProtectionEnabled = aws.Bool(false)
+				if _, err := db.CreateTable(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			created, err := table.Ensure(ctx, db, "lastro")
+			if err != nil || created != tc.wantCreated {
+				t.Fatalf("Ensure: created %v, %v; want %v", created, err, tc.wantCreated)
+			}
+			if got := pitr(t, db, "lastro"); got != tc.want {
+				t.Errorf("PITR %s, want %s", got, tc.want)
+			}
+			if tc.preexisting {
+				if err := table.EnablePITR(ctx, db, "lastro"); err != nil {
+					t.Fatal(err)
+				}
+				if got := pitr(t, db, "lastro"); got != types.PointInTimeRecoveryStatusEnabled {
+					t.Errorf("after EnablePITR: %s", got)
+				}
+			}
+		})
+	}
+	raw, err := table.CloudFormation("lastro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl struct {
+		Resources map[string]struct {
+			Properties struct {
+				PointInTimeRecoverySpecification struct{ PointInTimeRecoveryEnabled bool }
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"LastroTable", "LastroArchiveTable"} {
+		if !tmpl.Resources[r].Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled {
+			t.Errorf("%s: PITR not enabled in the definition", r)
+		}
+	}
+}
