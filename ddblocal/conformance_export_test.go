@@ -533,3 +533,46 @@ func writeItems(t testing.TB, c *dynamodb.Client, n int) {
 		}
 	}
 }
+
+// TestExportClientTokenConcurrent: the same request with the same
+// ClientToken sent at once from eight clients starts one export, and
+// every caller is answered that export, as a retrying SDK expects.
+func TestExportClientTokenConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	e.put("a", "1", "v")
+	const n = 8
+	arns := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			out, err := e.c.ExportTableToPointInTime(bg, &dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn,
+				S3Bucket: aws.String("bkt"), ClientToken: aws.String("concurrent-token")})
+			if err == nil {
+				arns[i] = aws.ToString(out.ExportDescription.ExportArn)
+			}
+			errs[i] = err
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if arns[i] != arns[0] {
+			t.Errorf("call %d answered %s, call 0 %s: one token, two exports", i, arns[i], arns[0])
+		}
+	}
+	list, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &e.arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.ExportSummaries) != 1 {
+		t.Errorf("ListExports holds %d exports, want 1", len(list.ExportSummaries))
+	}
+	e.wait(arns[0])
+}

@@ -98,10 +98,13 @@ type exportDesc struct {
 
 // exportState is the store's export bookkeeping.
 type exportState struct {
-	mu     sync.Mutex
-	closed bool   // Close began: no new export starts
-	root   string // resolved root of the buckets
-	temp   bool   // root is a temporary folder Close removes
+	// starting serialises a ClientToken's lookup with the start of the
+	// export it names, so calls racing with one token start one export.
+	starting sync.Mutex
+	mu       sync.Mutex
+	closed   bool   // Close began: no new export starts
+	root     string // resolved root of the buckets
+	temp     bool   // root is a temporary folder Close removes
 }
 
 type incrementalSpec struct {
@@ -272,6 +275,8 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 		}
 	}
 	e.Request = e.meaning()
+	s.exports.starting.Lock()
+	defer s.exports.starting.Unlock()
 	if e.ClientToken != "" {
 		if prev, err := s.exportByToken(e.ClientToken, now); err != nil || prev != nil {
 			if err != nil {
