@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -40,6 +41,13 @@ func validMessagingURL(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil || len(raw) > 2048 || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return false
+	}
+	// url.Parse takes any digits as a port: one past 65535 is never
+	// reachable, and would fail at every send instead of here.
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
 	}
 	switch u.Scheme {
 	case "https":

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
@@ -73,8 +74,10 @@ const (
 
 func (p PSPSettings) validate() error {
 	bad := func(code, msg string) error { return errs.E(errs.Invalid, code, "%s", msg) }
-	if !validMessagingURL(p.BaseURL) {
-		return bad("invalid_psp_url", "baseUrl must be https (http only to a loopback host), without credentials")
+	// The API's paths are appended to baseUrl: a query or fragment there
+	// would swallow them.
+	if !validMessagingURL(p.BaseURL) || strings.ContainsAny(p.BaseURL, "?#") {
+		return bad("invalid_psp_url", "baseUrl must be https (http only to a loopback host), without credentials or a query")
 	}
 	if p.TokenURL != "" && !validMessagingURL(p.TokenURL) {
 		return bad("invalid_psp_url", "tokenUrl must be https (http only to a loopback host), without credentials")
@@ -82,8 +85,9 @@ func (p PSPSettings) validate() error {
 	if p.WebhookURL != "" && !validMessagingURL(p.WebhookURL) {
 		return bad("invalid_psp_url", "webhookUrl must be https (http only to a loopback host), without credentials")
 	}
-	if p.ClientID == "" || len(p.ClientID) > maxClient || p.ClientSecret == "" || len(p.ClientSecret) > 4*maxClient {
-		return bad("invalid_psp_client", "clientId (1-256 characters) and clientSecret (1-1024) are required")
+	if p.ClientID == "" || len(p.ClientID) > maxClient || p.ClientSecret == "" || len(p.ClientSecret) > 4*maxClient ||
+		!vschar(p.ClientID) || !vschar(p.ClientSecret) {
+		return bad("invalid_psp_client", "clientId (1-256 characters) and clientSecret (1-1024) are required, in printable ASCII")
 	}
 	if p.Chave == "" || len(p.Chave) > maxChave {
 		return bad("invalid_pix_key", "chave, the Pix key charges are paid to, is required (at most 77 characters)")
@@ -100,6 +104,17 @@ func (p PSPSettings) validate() error {
 		return bad("invalid_psp_root_cas", "rootCasPem must hold PEM certificates, at most 64 KiB")
 	}
 	return nil
+}
+
+// vschar reports whether s is OAuth2's VSCHAR (RFC 6749, appendix A):
+// printable ASCII, the only characters a client id or secret may hold.
+func vschar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // SetPSP configures the tenant's PSP, sealed with the other secrets.
