@@ -5,15 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"lastro/collections/errs"
 	"lastro/collections/keys"
-	"lastro/collections/kit"
 )
 
 // PSPSettings is the tenant's Pix payment service provider: where its
@@ -130,19 +127,9 @@ func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPVie
 	if err != nil {
 		return PSPView{}, err
 	}
-	pk := keys.Tenant(t.ID)
-	ctx, _ = kit.Operation(ctx, "tenant.psp")
-	upd := expression.Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(pk)))).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err = s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: pk, SK: keys.TenantSK}, upd, &cond, "")
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return PSPView{}, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return PSPView{}, fmt.Errorf("set psp: %w", err)
+	upd := expression.Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(keys.Tenant(t.ID)))))
+	if err := s.setVersioned(ctx, t, "psp", upd); err != nil {
+		return PSPView{}, err
 	}
 	return in.View(), nil
 }
