@@ -331,6 +331,9 @@ func TestExportValidation(t *testing.T) {
 		code, in2 string // error code and a fragment of its message
 	}{
 		{"name, not ARN", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String("orders"), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
+		{"another account's table", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.Replace(e.arn, ":123456789012:", ":999999999999:", 1)), S3Bucket: aws.String("bkt")}, "AccessDeniedException", "not authorized"},
+		{"bare arn", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String("arn:"), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
+		{"no table name", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.TrimSuffix(e.arn, "orders")), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
 		{"unknown table", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.TrimSuffix(e.arn, "orders") + "nope"), S3Bucket: aws.String("bkt")}, "TableNotFoundException", "nope"},
 		{"ION", dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn, S3Bucket: aws.String("bkt"), ExportFormat: types.ExportFormatIon}, "ValidationException", "ION"},
 		{"bad format", dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn, S3Bucket: aws.String("bkt"), ExportFormat: "CSV"}, "ValidationException", "exportFormat"},
@@ -390,6 +393,8 @@ func TestExportRawValidation(t *testing.T) {
 		{"nothing", "ExportTableToPointInTime", `{}`, "ValidationException", "2 validation errors detected"},
 		{"no bucket", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `"}`, "ValidationException", "'s3Bucket' failed to satisfy constraint: Member must not be null"},
 		{"time as text", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `","S3Bucket":"bkt","ExportTime":"yesterday"}`, "SerializationException", "ExportTime"},
+		// Past int64 seconds: read as some other year unless clamped.
+		{"time past int64", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `","S3Bucket":"bkt","ExportTime":1e300}`, "InvalidExportTimeException", "9999-12-31T23:59:59Z is in the future"},
 		{"describe nothing", "DescribeExport", `{}`, "ValidationException", "exportArn"},
 		{"list too many", "ListExports", `{"MaxResults":26}`, "ValidationException", "maxResults"},
 	}

@@ -151,8 +151,16 @@ func invalidExportTime(format string, args ...any) *apiError {
 	return &apiError{Type: "InvalidExportTimeException", Message: fmt.Sprintf(format, args...), Status: 400}
 }
 
+// Epoch seconds outside years 1 to 9999 are clamped to them: converting
+// a larger float to int64 is undefined and wraps to some other year.
+const (
+	minEpoch = -62135596800 // 0001-01-01T00:00:00Z
+	maxEpoch = 253402300799 // 9999-12-31T23:59:59Z
+)
+
 // fromEpoch converts an epoch-seconds timestamp of the wire protocol.
 func fromEpoch(v float64) time.Time {
+	v = min(max(v, minEpoch), maxEpoch)
 	sec, frac := math.Modf(v)
 	return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC()
 }
@@ -194,11 +202,16 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 		return nil, err
 	}
 	arn := *in.TableArn
-	if !isTableARN(arn) || strings.Contains(strings.TrimPrefix(arn, s.tableARN("")), "/") {
-		return nil, validation("Invalid TableArn: %s", arn)
+	// Another account's table is refused as unauthorized before its shape
+	// is judged, as DynamoDB (and CreateBackup here) does; then only this
+	// store's table ARNs, with a name and nothing after it, are valid.
+	if isTableARN(arn) && arnAccount(arn) != "" {
+		if err := s.foreignARN("ExportTableToPointInTime", arn); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.foreignARN("ExportTableToPointInTime", arn); err != nil {
-		return nil, err
+	if name, ok := strings.CutPrefix(arn, s.tableARN("")); !ok || name == "" || strings.Contains(name, "/") {
+		return nil, validation("Invalid TableArn: %s", arn)
 	}
 	if in.ExportFormat == "ION" {
 		return nil, validation("ExportFormat ION is not supported by this store: use DYNAMODB_JSON")
