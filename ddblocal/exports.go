@@ -446,18 +446,25 @@ func (s *Store) saveExport(e *exportDesc) error {
 
 // loadExports reads every export descriptor.
 func (s *Store) loadExports() ([]*exportDesc, error) {
-	iter, err := s.db.NewIter(storage.ExportSpan())
+	lo, hi := storage.ExportSpan()
+	return descriptors[exportDesc](s, lo, hi, "export")
+}
+
+// descriptors reads the JSON descriptors (of exports, backups) stored
+// between lo and hi, in key order.
+func descriptors[T any](s *Store, lo, hi []byte, what string) ([]*T, error) {
+	iter, err := s.db.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
 	}
 	defer iter.Close()
-	var out []*exportDesc
+	var out []*T
 	for iter.First(); iter.Valid(); iter.Next() {
-		var e exportDesc
-		if err := json.Unmarshal(iter.Value(), &e); err != nil {
-			return nil, fmt.Errorf("ddblocal: export descriptor %q: %w", iter.Key(), err)
+		var d T
+		if err := json.Unmarshal(iter.Value(), &d); err != nil {
+			return nil, fmt.Errorf("ddblocal: %s descriptor %q: %w", what, iter.Key(), err)
 		}
-		out = append(out, &e)
+		out = append(out, &d)
 	}
 	return out, iter.Error()
 }
