@@ -3,6 +3,7 @@ package settlement_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,5 +72,58 @@ func TestPixConcurrentDeliveriesApplyOnce(t *testing.T) {
 	}
 	if in := f.load(t, dk1, "C-1").Installment(1); in.Status != contract.InstPaid {
 		t.Errorf("C-1 instalment 1: %+v", in)
+	}
+}
+
+// TestPixConcurrentPartialRefundsBothReverse: two partial refunds of one
+// payment, notified in two calls racing each other, each reverse their
+// own amount once: one's conditioned write losing to the other's is
+// retried, never dropped nor doubled.
+func TestPixConcurrentPartialRefundsBothReverse(t *testing.T) {
+	t.Parallel()
+	f := newPixFixture(t)
+	dk, ch := lateContract(t, f.fixture, "C-1")
+	pay := pixPay{e2e: e2e(1), txid: ch.ChargeID, valor: "1024.67"}
+	if status, out := f.post(t, pixPaths[0], pixBody(pay)); status != http.StatusOK {
+		t.Fatalf("payment: %d %v", status, out)
+	}
+	bodies := []string{
+		pixBody(pixPay{e2e: e2e(1), txid: ch.ChargeID, valor: "1024.67", refunds: []pixRefund{{"dev1", rtr(1), "100.00", settlement.RefundReturned}}}),
+		pixBody(pixPay{e2e: e2e(1), txid: ch.ChargeID, valor: "1024.67", refunds: []pixRefund{{"dev2", rtr(2), "200.00", settlement.RefundReturned}}}),
+	}
+	const n = 8 // four deliveries of each
+	raws := make([]string, n)
+	errs := make([]error, n)
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			statuses[i], raws[i], errs[i] = f.deliverPix(bodies[i%2])
+		})
+	}
+	close(start)
+	wg.Wait()
+	reversed := 0
+	for i := range n {
+		if errs[i] != nil || statuses[i] != http.StatusOK {
+			t.Fatalf("delivery %d: %d %s %v", i, statuses[i], raws[i], errs[i])
+		}
+		reversed += strings.Count(raws[i], `"status":"reversed"`)
+	}
+	if reversed != 2 {
+		t.Errorf("%d refunds reversed over all the answers, want 2", reversed)
+	}
+	if evs := f.events(t, dk, "C-1", "1", settlement.EvSettlementReversed); len(evs) != 2 {
+		t.Errorf("%d reversal events, want 2", len(evs))
+	}
+	if stl := f.stl(t, e2e(1)); stl.ReversedCents != 30000 {
+		t.Errorf("stl reversed %d cents, want 30000", stl.ReversedCents)
+	}
+	// PaidCents is principal and interest paid: 1000.00 by the payment,
+	// less the 300.00 taken back from principal.
+	if in := f.load(t, dk, "C-1").Installment(1); in.PaidCents != 100000-30000 || in.InterestPaidCents != 10000 {
+		t.Errorf("instalment after 300.00 of refunds: %+v", in)
 	}
 }
