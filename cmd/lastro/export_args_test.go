@@ -8,7 +8,7 @@ import (
 )
 
 // TestExportAndReportRefuseArgumentsTheyWouldDrop: a flag or argument
-// lastro export or lastro report would ignore is an error before anything
+// lastro export, report or psp sandbox would ignore is an error before anything
 // runs, so the export or report made is never other than the one asked
 // for.
 func TestExportAndReportRefuseArgumentsTheyWouldDrop(t *testing.T) {
@@ -29,6 +29,9 @@ func TestExportAndReportRefuseArgumentsTheyWouldDrop(t *testing.T) {
 			return exportCmd(context.Background(), []string{"--data-dir", dir, "--type", "incremental", "--from", "2026-09-01T00:00:00Z",
 				"--at", "2026-09-01T01:00:00Z"}, &bytes.Buffer{}, &bytes.Buffer{})
 		}, "--at is for a full export"},
+		{"sandbox with a stray argument", func() error {
+			return pspCmd(context.Background(), []string{"sandbox", "--webhook-secret", "whsec_x", "--addr", "127.0.0.1:0", "extra"}, &bytes.Buffer{})
+		}, `unexpected argument "extra"`},
 		{"report with a stray argument", func() error {
 			return reportCmd([]string{"aging", "--export", dir, "extra"}, &bytes.Buffer{}, &bytes.Buffer{})
 		}, `unexpected argument "extra"`},
