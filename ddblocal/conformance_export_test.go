@@ -457,6 +457,14 @@ func TestListExportsPages(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("ListExports = %v, want %v (oldest first)", got, want)
 	}
+	// Filtered by table: this table's ARN lists them; another account's
+	// table of the same name is not this store's to list.
+	if out, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &e.arn}); err != nil || len(out.ExportSummaries) != len(want) {
+		t.Errorf("ListExports of the table: %v %v", out, err)
+	}
+	foreign := strings.Replace(e.arn, ":123456789012:", ":999999999999:", 1)
+	_, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &foreign})
+	apiErrContains(t, err, "AccessDeniedException", "not authorized to perform: dynamodb:ListExports")
 }
 
 func TestExportClientTokenIsIdempotent(t *testing.T) {

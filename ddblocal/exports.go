@@ -948,6 +948,12 @@ func (s *Store) listExports(ctx context.Context, body []byte) (any, error) {
 		if !isTableARN(*in.TableArn) {
 			return nil, validation("Invalid TableArn: %s", *in.TableArn)
 		}
+		// Another account's table of the same name is not this one.
+		if arnAccount(*in.TableArn) != "" {
+			if err := s.foreignARN("ListExports", *in.TableArn); err != nil {
+				return nil, err
+			}
+		}
 		table = tableNameOf(*in.TableArn)
 	}
 	// Oldest first, by ARN after the start time: a stable order to page.
