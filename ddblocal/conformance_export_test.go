@@ -331,6 +331,9 @@ func TestExportValidation(t *testing.T) {
 		code, in2 string // error code and a fragment of its message
 	}{
 		{"name, not ARN", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String("orders"), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
+		{"another account's table", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.Replace(e.arn, ":123456789012:", ":999999999999:", 1)), S3Bucket: aws.String("bkt")}, "AccessDeniedException", "not authorized"},
+		{"bare arn", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String("arn:"), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
+		{"no table name", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.TrimSuffix(e.arn, "orders")), S3Bucket: aws.String("bkt")}, "ValidationException", "Invalid TableArn"},
 		{"unknown table", dynamodb.ExportTableToPointInTimeInput{TableArn: aws.String(strings.TrimSuffix(e.arn, "orders") + "nope"), S3Bucket: aws.String("bkt")}, "TableNotFoundException", "nope"},
 		{"ION", dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn, S3Bucket: aws.String("bkt"), ExportFormat: types.ExportFormatIon}, "ValidationException", "ION"},
 		{"bad format", dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn, S3Bucket: aws.String("bkt"), ExportFormat: "CSV"}, "ValidationException", "exportFormat"},
@@ -390,6 +393,8 @@ func TestExportRawValidation(t *testing.T) {
 		{"nothing", "ExportTableToPointInTime", `{}`, "ValidationException", "2 validation errors detected"},
 		{"no bucket", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `"}`, "ValidationException", "'s3Bucket' failed to satisfy constraint: Member must not be null"},
 		{"time as text", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `","S3Bucket":"bkt","ExportTime":"yesterday"}`, "SerializationException", "ExportTime"},
+		// Past int64 seconds: read as some other year unless clamped.
+		{"time past int64", "ExportTableToPointInTime", `{"TableArn":"` + e.arn + `","S3Bucket":"bkt","ExportTime":1e300}`, "InvalidExportTimeException", "9999-12-31T23:59:59Z is in the future"},
 		{"describe nothing", "DescribeExport", `{}`, "ValidationException", "exportArn"},
 		{"list too many", "ListExports", `{"MaxResults":26}`, "ValidationException", "maxResults"},
 	}
@@ -452,6 +457,14 @@ func TestListExportsPages(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("ListExports = %v, want %v (oldest first)", got, want)
 	}
+	// Filtered by table: this table's ARN lists them; another account's
+	// table of the same name is not this store's to list.
+	if out, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &e.arn}); err != nil || len(out.ExportSummaries) != len(want) {
+		t.Errorf("ListExports of the table: %v %v", out, err)
+	}
+	foreign := strings.Replace(e.arn, ":123456789012:", ":999999999999:", 1)
+	_, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &foreign})
+	apiErrContains(t, err, "AccessDeniedException", "not authorized to perform: dynamodb:ListExports")
 }
 
 func TestExportClientTokenIsIdempotent(t *testing.T) {
@@ -532,4 +545,47 @@ func writeItems(t testing.TB, c *dynamodb.Client, n int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestExportClientTokenConcurrent: the same request with the same
+// ClientToken sent at once from eight clients starts one export, and
+// every caller is answered that export, as a retrying SDK expects.
+func TestExportClientTokenConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	e.put("a", "1", "v")
+	const n = 8
+	arns := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			out, err := e.c.ExportTableToPointInTime(bg, &dynamodb.ExportTableToPointInTimeInput{TableArn: &e.arn,
+				S3Bucket: aws.String("bkt"), ClientToken: aws.String("concurrent-token")})
+			if err == nil {
+				arns[i] = aws.ToString(out.ExportDescription.ExportArn)
+			}
+			errs[i] = err
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if arns[i] != arns[0] {
+			t.Errorf("call %d answered %s, call 0 %s: one token, two exports", i, arns[i], arns[0])
+		}
+	}
+	list, err := e.c.ListExports(bg, &dynamodb.ListExportsInput{TableArn: &e.arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.ExportSummaries) != 1 {
+		t.Errorf("ListExports holds %d exports, want 1", len(list.ExportSummaries))
+	}
+	e.wait(arns[0])
 }

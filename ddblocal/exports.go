@@ -98,10 +98,13 @@ type exportDesc struct {
 
 // exportState is the store's export bookkeeping.
 type exportState struct {
-	mu     sync.Mutex
-	closed bool   // Close began: no new export starts
-	root   string // resolved root of the buckets
-	temp   bool   // root is a temporary folder Close removes
+	// starting serialises a ClientToken's lookup with the start of the
+	// export it names, so calls racing with one token start one export.
+	starting sync.Mutex
+	mu       sync.Mutex
+	closed   bool   // Close began: no new export starts
+	root     string // resolved root of the buckets
+	temp     bool   // root is a temporary folder Close removes
 }
 
 type incrementalSpec struct {
@@ -148,8 +151,16 @@ func invalidExportTime(format string, args ...any) *apiError {
 	return &apiError{Type: "InvalidExportTimeException", Message: fmt.Sprintf(format, args...), Status: 400}
 }
 
+// Epoch seconds outside years 1 to 9999 are clamped to them: converting
+// a larger float to int64 is undefined and wraps to some other year.
+const (
+	minEpoch = -62135596800 // 0001-01-01T00:00:00Z
+	maxEpoch = 253402300799 // 9999-12-31T23:59:59Z
+)
+
 // fromEpoch converts an epoch-seconds timestamp of the wire protocol.
 func fromEpoch(v float64) time.Time {
+	v = min(max(v, minEpoch), maxEpoch)
 	sec, frac := math.Modf(v)
 	return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC()
 }
@@ -191,11 +202,16 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 		return nil, err
 	}
 	arn := *in.TableArn
-	if !isTableARN(arn) || strings.Contains(strings.TrimPrefix(arn, s.tableARN("")), "/") {
-		return nil, validation("Invalid TableArn: %s", arn)
+	// Another account's table is refused as unauthorized before its shape
+	// is judged, as DynamoDB (and CreateBackup here) does; then only this
+	// store's table ARNs, with a name and nothing after it, are valid.
+	if isTableARN(arn) && arnAccount(arn) != "" {
+		if err := s.foreignARN("ExportTableToPointInTime", arn); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.foreignARN("ExportTableToPointInTime", arn); err != nil {
-		return nil, err
+	if name, ok := strings.CutPrefix(arn, s.tableARN("")); !ok || name == "" || strings.Contains(name, "/") {
+		return nil, validation("Invalid TableArn: %s", arn)
 	}
 	if in.ExportFormat == "ION" {
 		return nil, validation("ExportFormat ION is not supported by this store: use DYNAMODB_JSON")
@@ -272,6 +288,8 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 		}
 	}
 	e.Request = e.meaning()
+	s.exports.starting.Lock()
+	defer s.exports.starting.Unlock()
 	if e.ClientToken != "" {
 		if prev, err := s.exportByToken(e.ClientToken, now); err != nil || prev != nil {
 			if err != nil {
@@ -428,18 +446,25 @@ func (s *Store) saveExport(e *exportDesc) error {
 
 // loadExports reads every export descriptor.
 func (s *Store) loadExports() ([]*exportDesc, error) {
-	iter, err := s.db.NewIter(storage.ExportSpan())
+	lo, hi := storage.ExportSpan()
+	return descriptors[exportDesc](s, lo, hi, "export")
+}
+
+// descriptors reads the JSON descriptors (of exports, backups) stored
+// between lo and hi, in key order.
+func descriptors[T any](s *Store, lo, hi []byte, what string) ([]*T, error) {
+	iter, err := s.db.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
 	}
 	defer iter.Close()
-	var out []*exportDesc
+	var out []*T
 	for iter.First(); iter.Valid(); iter.Next() {
-		var e exportDesc
-		if err := json.Unmarshal(iter.Value(), &e); err != nil {
-			return nil, fmt.Errorf("ddblocal: export descriptor %q: %w", iter.Key(), err)
+		var d T
+		if err := json.Unmarshal(iter.Value(), &d); err != nil {
+			return nil, fmt.Errorf("ddblocal: %s descriptor %q: %w", what, iter.Key(), err)
 		}
-		out = append(out, &e)
+		out = append(out, &d)
 	}
 	return out, iter.Error()
 }
@@ -922,6 +947,12 @@ func (s *Store) listExports(ctx context.Context, body []byte) (any, error) {
 	if in.TableArn != nil {
 		if !isTableARN(*in.TableArn) {
 			return nil, validation("Invalid TableArn: %s", *in.TableArn)
+		}
+		// Another account's table of the same name is not this one.
+		if arnAccount(*in.TableArn) != "" {
+			if err := s.foreignARN("ListExports", *in.TableArn); err != nil {
+				return nil, err
+			}
 		}
 		table = tableNameOf(*in.TableArn)
 	}

@@ -348,20 +348,9 @@ func (s *Store) backupDescription(b *backupDesc) map[string]any {
 
 // backups lists every backup descriptor, oldest first.
 func (s *Store) backups() ([]*backupDesc, error) {
-	iter, err := s.db.NewIter(storage.BackupDescSpan())
+	lo, hi := storage.BackupDescSpan()
+	out, err := descriptors[backupDesc](s, lo, hi, "backup")
 	if err != nil {
-		return nil, err
-	}
-	defer iter.Close()
-	var out []*backupDesc
-	for iter.First(); iter.Valid(); iter.Next() {
-		var b backupDesc
-		if err := json.Unmarshal(iter.Value(), &b); err != nil {
-			return nil, fmt.Errorf("ddblocal: backup descriptor %q: %w", iter.Key(), err)
-		}
-		out = append(out, &b)
-	}
-	if err := iter.Error(); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b *backupDesc) int {

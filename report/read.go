@@ -51,6 +51,9 @@ type tenantItem struct {
 // manifest-summary.json, else the only (or the newest, by export id)
 // AWSDynamoDB/<exportId> folder under it.
 func FindExport(dir string) (string, error) {
+	// Clean: a trailing slash (as a shell completes a folder) would keep
+	// ReadExport from finding the bucket folder above the export.
+	dir = filepath.Clean(dir)
 	if _, err := os.Stat(filepath.Join(dir, "manifest-summary.json")); err == nil {
 		return dir, nil
 	}

@@ -62,26 +62,46 @@ type ReviewPage struct {
 // one Query on the suspense partition, no Scan, no index.
 func (s *Service) ListReviews(ctx context.Context, t *tenant.Tenant, limit int32, cursor string) (*ReviewPage, error) {
 	ctx = kit.Within(ctx, "settlement.reviews")
-	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(keys.ReversalReviewPrefix), Limit: limit}, cursor)
+	items, next, err := suspensePage(ctx, s, t, keys.ReversalReviewPrefix, limit, cursor, func(r reviewItem) Review {
+		return Review{SettlementID: r.SettlementID, RtrID: r.RtrID, AmountCents: r.AmountCents,
+			UnreversedCents: r.UnreversedCents, ReceivedAt: r.ReceivedAt, Reason: r.Reason}
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := &ReviewPage{Items: []Review{}}
-	if page.Next != "" {
-		out.NextCursor = &page.Next
-	}
-	for _, it := range page.Items {
-		var r reviewItem
-		if err := attributevalue.UnmarshalMap(it, &r); err != nil {
-			return nil, err
-		}
-		out.Items = append(out.Items, Review{SettlementID: r.SettlementID, RtrID: r.RtrID, AmountCents: r.AmountCents,
-			UnreversedCents: r.UnreversedCents, ReceivedAt: r.ReceivedAt, Reason: r.Reason})
-	}
-	return out, nil
+	return &ReviewPage{Items: items, NextCursor: next}, nil
 }
 
-func (s *Service) listReviews(c echo.Context) error {
+func (s *Service) listReviews(c echo.Context) error { return listPage(c, s, s.ListReviews) }
+
+// suspensePage is one page of the tenant's suspense partition under
+// prefix, oldest first, each item decoded as I and shown as O: one
+// Query, no Scan, no index. The items are never nil, so a page with none
+// is [] in JSON.
+func suspensePage[I, O any](ctx context.Context, s *Service, t *tenant.Tenant, prefix string, limit int32, cursor string,
+	show func(I) O) ([]O, *string, error) {
+	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(prefix), Limit: limit}, cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]O, 0, len(page.Items))
+	for _, it := range page.Items {
+		var in I
+		if err := attributevalue.UnmarshalMap(it, &in); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, show(in))
+	}
+	var next *string
+	if page.Next != "" {
+		next = &page.Next
+	}
+	return out, next, nil
+}
+
+// listPage serves a paged list of the caller's tenant: ?limit= and
+// ?cursor= passed to list.
+func listPage[P any](c echo.Context, s *Service, list func(context.Context, *tenant.Tenant, int32, string) (P, error)) error {
 	t, err := s.tenants.From(c)
 	if err != nil {
 		return err
@@ -90,7 +110,7 @@ func (s *Service) listReviews(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.ListReviews(c.Request().Context(), t, limit, c.QueryParam("cursor"))
+	out, err := list(c.Request().Context(), t, limit, c.QueryParam("cursor"))
 	if err != nil {
 		return err
 	}
@@ -107,28 +127,39 @@ type webhookDoc struct {
 
 var errTenantNotFound = errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
 
-// webhook authenticates the provider by signature, decodes the body
-// strictly and applies it. Order matters: the body is not decoded, let
-// alone applied, before its signature is checked.
-func (s *Service) webhook(c echo.Context) error {
+// signedBody reads a webhook call for the tenant of the path: at most
+// limit+1 bytes of body (the decoder refuses more), authenticated by the
+// tenant's webhook signature before anything reads it.
+func (s *Service) signedBody(c echo.Context, limit int64) (*tenant.Tenant, []byte, error) {
 	id := c.Param("tenantId")
 	if !tenant.ValidID(id) {
-		return errTenantNotFound
+		return nil, nil, errTenantNotFound
 	}
-	ctx := c.Request().Context()
-	t, err := s.tenants.Get(ctx, id)
+	t, err := s.tenants.Get(c.Request().Context(), id)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
 	if err != nil {
-		return errs.E(errs.Invalid, "body_too_large", "webhook body too large")
+		return nil, nil, errs.E(errs.Invalid, "body_too_large", "webhook body too large")
 	}
 	now := s.clock.Now()
 	h := c.Request().Header
 	if err := VerifyAny(t.WebhookSecrets(now), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
+		return nil, nil, err
+	}
+	return t, body, nil
+}
+
+// webhook authenticates the provider by signature, decodes the body
+// strictly and applies it. Order matters: the body is not decoded, let
+// alone applied, before its signature is checked.
+func (s *Service) webhook(c echo.Context) error {
+	t, body, err := s.signedBody(c, MaxBodyBytes)
+	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	p, err := Decode(body)
 	if err != nil {
 		return err
@@ -160,40 +191,17 @@ type UnmatchedPage struct {
 // first: one Query, no Scan, no index (ADR 0008).
 func (s *Service) ListUnmatched(ctx context.Context, t *tenant.Tenant, limit int32, cursor string) (*UnmatchedPage, error) {
 	ctx = kit.Within(ctx, "settlement.unmatched")
-	page, err := s.db(t).QueryPage(ctx, kit.Query{Partition: keys.Suspense(t.ID), Sort: kit.BeginsWith(keys.UnmatchedPrefix), Limit: limit}, cursor)
+	items, next, err := suspensePage(ctx, s, t, keys.UnmatchedPrefix, limit, cursor, func(si suspenseItem) Unmatched {
+		return Unmatched{SettlementID: si.SettlementID, ChargeID: si.ChargeID, AmountCents: si.AmountCents,
+			PaidAt: si.PaidAt, ReceivedAt: si.ReceivedAt, Reason: si.Reason}
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := &UnmatchedPage{Items: []Unmatched{}}
-	if page.Next != "" {
-		out.NextCursor = &page.Next
-	}
-	for _, it := range page.Items {
-		var si suspenseItem
-		if err := attributevalue.UnmarshalMap(it, &si); err != nil {
-			return nil, err
-		}
-		out.Items = append(out.Items, Unmatched{SettlementID: si.SettlementID, ChargeID: si.ChargeID, AmountCents: si.AmountCents,
-			PaidAt: si.PaidAt, ReceivedAt: si.ReceivedAt, Reason: si.Reason})
-	}
-	return out, nil
+	return &UnmatchedPage{Items: items, NextCursor: next}, nil
 }
 
-func (s *Service) listUnmatched(c echo.Context) error {
-	t, err := s.tenants.From(c)
-	if err != nil {
-		return err
-	}
-	limit, err := web.ParseLimit(c.QueryParam("limit"), web.DefaultListLimit)
-	if err != nil {
-		return err
-	}
-	out, err := s.ListUnmatched(c.Request().Context(), t, limit, c.QueryParam("cursor"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, out)
-}
+func (s *Service) listUnmatched(c echo.Context) error { return listPage(c, s, s.ListUnmatched) }
 
 // resolveBody is the body of POST /v1/settlements/unmatched/{id}/resolve.
 type resolveBody struct {
@@ -283,24 +291,11 @@ func (s *Service) pixRoutes(srv *web.Server) {
 // one failed and a redelivery is owed; the body has every payment's
 // outcome either way.
 func (s *Service) pixWebhook(c echo.Context) error {
-	id := c.Param("tenantId")
-	if !tenant.ValidID(id) {
-		return errTenantNotFound
+	t, body, err := s.signedBody(c, MaxPixBodyBytes)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
-	t, err := s.tenants.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxPixBodyBytes+1))
-	if err != nil {
-		return errs.E(errs.Invalid, "body_too_large", "webhook body too large")
-	}
-	now := s.clock.Now()
-	h := c.Request().Header
-	if err := VerifyAny(t.WebhookSecrets(now), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
-		return err
-	}
 	payments, err := DecodePix(body)
 	if err != nil {
 		return pixError(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lastro/collections/keys"
+	"lastro/collections/web"
 	"lastro/psp"
 )
 
@@ -130,7 +131,7 @@ func DecodePix(body []byte) ([]PixPayment, error) {
 	if len(body) > MaxPixBodyBytes {
 		return nil, invalid("body_too_large", "webhook body too large")
 	}
-	if err := noDuplicates(body); err != nil {
+	if err := web.NoDuplicateFields(body); err != nil {
 		return nil, err
 	}
 	var out []PixPayment
@@ -234,8 +235,8 @@ func decodePixPayment(raw json.RawMessage) (PixPayment, error) {
 			}
 		}
 		// Anything else (chave, infoPagador, componentesValor, a PSP's
-		// extension) is not read: noDuplicates already checked it is
-		// well-formed.
+		// extension) is not read: web.NoDuplicateFields already checked
+		// it is well-formed.
 		return nil
 	})
 	if err != nil {
@@ -316,7 +317,7 @@ func decodePixRefund(raw json.RawMessage) (PixRefund, error) {
 
 // eachField walks one JSON object, calling f with each field's name and
 // raw value in order; anything but one object and nothing after it is
-// invalid_json. Duplicates are checked by noDuplicates beforehand.
+// invalid_json. Duplicates are checked by web.NoDuplicateFields beforehand.
 func eachField(raw []byte, f func(name string, v json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -341,67 +342,6 @@ func eachField(raw []byte, f func(name string, v json.RawMessage) error) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("invalid_json", "trailing data after the JSON object")
-	}
-	return nil
-}
-
-// noDuplicates refuses a body that is not one JSON value, or in which any
-// object, at any depth, names a field twice: a duplicate is how two
-// parsers come to read two different amounts from one body.
-func noDuplicates(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := walk(dec, 0); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return invalid("invalid_json", "trailing data after the JSON object")
-	}
-	return nil
-}
-
-// maxDepth bounds nesting; the Pix body needs 5 levels.
-const maxDepth = 32
-
-func walk(dec *json.Decoder, depth int) error {
-	if depth > maxDepth {
-		return invalid("invalid_json", "JSON nested too deeply")
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return invalid("invalid_json", "malformed JSON body")
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return invalid("invalid_json", "malformed JSON body")
-			}
-			name, _ := k.(string)
-			if seen[name] {
-				return invalid("invalid_json", "a field appears twice")
-			}
-			seen[name] = true
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return invalid("invalid_json", "malformed JSON body")
-		}
-	case json.Delim('['):
-		for dec.More() {
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return invalid("invalid_json", "malformed JSON body")
-		}
-	case json.Delim('}'), json.Delim(']'):
-		return invalid("invalid_json", "malformed JSON body")
 	}
 	return nil
 }

@@ -59,6 +59,26 @@ func (b BoletoSettings) Layout() (boleto.Layout, error) {
 	return l, nil
 }
 
+// setVersioned applies upd to the TENANT item (operation "tenant."+what)
+// with its version bumped and updatedAt set, conditioned on the version t
+// was read at, and drops the cached copy. A concurrent change is 409
+// tenant_changed.
+func (s *Service) setVersioned(ctx context.Context, t *Tenant, what string, upd expression.UpdateBuilder) error {
+	ctx, _ = kit.Operation(ctx, "tenant."+what)
+	upd = upd.Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
+		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
+	cond := expression.Name("version").Equal(expression.Value(t.Version))
+	_, err := s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: keys.Tenant(t.ID), SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
+	s.Invalidate(t.ID)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
+	}
+	if err != nil {
+		return fmt.Errorf("set %s: %w", what, err)
+	}
+	return nil
+}
+
 // SetBoleto replaces the tenant's boleto settings. Boletos issued before
 // keep the barcode they were issued with; a return file is matched with
 // the settings current when it is imported. Conditioned on the tenant's
@@ -68,18 +88,8 @@ func (s *Service) SetBoleto(ctx context.Context, t *Tenant, in BoletoSettings) (
 	if _, err := in.Layout(); err != nil {
 		return nil, err
 	}
-	ctx, _ = kit.Operation(ctx, "tenant.boleto")
-	upd := expression.Set(expression.Name("boleto"), expression.Value(in)).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err := s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: keys.Tenant(t.ID), SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return nil, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("set boleto: %w", err)
+	if err := s.setVersioned(ctx, t, "boleto", expression.Set(expression.Name("boleto"), expression.Value(in))); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }

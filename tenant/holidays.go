@@ -2,17 +2,12 @@ package tenant
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
-	"lastro/collections/keys"
-	"lastro/collections/kit"
 )
 
 // MaxHolidays bounds a tenant's extra days (a few municipal holidays a
@@ -57,19 +52,9 @@ func (s *Service) SetHolidays(ctx context.Context, t *Tenant, in HolidaysInput) 
 		}
 	}
 	sort.Strings(dates)
-	ctx, _ = kit.Operation(ctx, "tenant.holidays")
 	var list any = dates
-	upd := expression.Set(expression.Name("holidays"), expression.Value(list)).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err := s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: keys.Tenant(t.ID), SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return nil, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("set holidays: %w", err)
+	if err := s.setVersioned(ctx, t, "holidays", expression.Set(expression.Name("holidays"), expression.Value(list))); err != nil {
+		return nil, err
 	}
 	return dates, nil
 }

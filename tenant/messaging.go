@@ -4,17 +4,14 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/errs"
 	"lastro/collections/keys"
-	"lastro/collections/kit"
 	"lastro/collections/secret"
 )
 
@@ -41,6 +38,13 @@ func validMessagingURL(raw string) bool {
 	if err != nil || len(raw) > 2048 || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return false
 	}
+	// url.Parse takes any digits as a port: one past 65535 is never
+	// reachable, and would fail at every send instead of here.
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
 	switch u.Scheme {
 	case "https":
 		return true
@@ -64,20 +68,10 @@ func (s *Service) SetMessaging(ctx context.Context, t *Tenant, in MessagingInput
 	if err != nil {
 		return nil, err
 	}
-	pk := keys.Tenant(t.ID)
-	ctx, _ = kit.Operation(ctx, "tenant.messaging")
 	upd := expression.Set(expression.Name("messagingUrl"), expression.Value(in.URL)).
-		Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(pk)))).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err = s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: pk, SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return nil, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("set messaging: %w", err)
+		Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(keys.Tenant(t.ID)))))
+	if err := s.setVersioned(ctx, t, "messaging", upd); err != nil {
+		return nil, err
 	}
 	return &MessagingConfigured{URL: in.URL, Secret: sec.Messaging}, nil
 }

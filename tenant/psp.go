@@ -5,14 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"lastro/collections/errs"
 	"lastro/collections/keys"
-	"lastro/collections/kit"
 )
 
 // PSPSettings is the tenant's Pix payment service provider: where its
@@ -73,8 +71,10 @@ const (
 
 func (p PSPSettings) validate() error {
 	bad := func(code, msg string) error { return errs.E(errs.Invalid, code, "%s", msg) }
-	if !validMessagingURL(p.BaseURL) {
-		return bad("invalid_psp_url", "baseUrl must be https (http only to a loopback host), without credentials")
+	// The API's paths are appended to baseUrl: a query or fragment there
+	// would swallow them.
+	if !validMessagingURL(p.BaseURL) || strings.ContainsAny(p.BaseURL, "?#") {
+		return bad("invalid_psp_url", "baseUrl must be https (http only to a loopback host), without credentials or a query")
 	}
 	if p.TokenURL != "" && !validMessagingURL(p.TokenURL) {
 		return bad("invalid_psp_url", "tokenUrl must be https (http only to a loopback host), without credentials")
@@ -82,8 +82,9 @@ func (p PSPSettings) validate() error {
 	if p.WebhookURL != "" && !validMessagingURL(p.WebhookURL) {
 		return bad("invalid_psp_url", "webhookUrl must be https (http only to a loopback host), without credentials")
 	}
-	if p.ClientID == "" || len(p.ClientID) > maxClient || p.ClientSecret == "" || len(p.ClientSecret) > 4*maxClient {
-		return bad("invalid_psp_client", "clientId (1-256 characters) and clientSecret (1-1024) are required")
+	if p.ClientID == "" || len(p.ClientID) > maxClient || p.ClientSecret == "" || len(p.ClientSecret) > 4*maxClient ||
+		!vschar(p.ClientID) || !vschar(p.ClientSecret) {
+		return bad("invalid_psp_client", "clientId (1-256 characters) and clientSecret (1-1024) are required, in printable ASCII")
 	}
 	if p.Chave == "" || len(p.Chave) > maxChave {
 		return bad("invalid_pix_key", "chave, the Pix key charges are paid to, is required (at most 77 characters)")
@@ -102,6 +103,17 @@ func (p PSPSettings) validate() error {
 	return nil
 }
 
+// vschar reports whether s is OAuth2's VSCHAR (RFC 6749, appendix A):
+// printable ASCII, the only characters a client id or secret may hold.
+func vschar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // SetPSP configures the tenant's PSP, sealed with the other secrets.
 // A new call replaces the whole configuration. Conditioned on the
 // tenant's version.
@@ -115,19 +127,9 @@ func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPVie
 	if err != nil {
 		return PSPView{}, err
 	}
-	pk := keys.Tenant(t.ID)
-	ctx, _ = kit.Operation(ctx, "tenant.psp")
-	upd := expression.Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(pk)))).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err = s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: pk, SK: keys.TenantSK}, upd, &cond, "")
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return PSPView{}, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return PSPView{}, fmt.Errorf("set psp: %w", err)
+	upd := expression.Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(keys.Tenant(t.ID)))))
+	if err := s.setVersioned(ctx, t, "psp", upd); err != nil {
+		return PSPView{}, err
 	}
 	return in.View(), nil
 }

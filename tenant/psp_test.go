@@ -48,6 +48,10 @@ func TestSetPSP(t *testing.T) {
 		"cert without key":      func(p *PSPSettings) { p.CertPEM = "x" },
 		"cert not PEM":          func(p *PSPSettings) { p.CertPEM, p.KeyPEM = "x", "y" },
 		"roots not PEM":         func(p *PSPSettings) { p.RootCAsPEM = "nope" },
+		"port out of range":     func(p *PSPSettings) { p.BaseURL = "https://pix.psp.example:99999/api/v2" },
+		"base URL with a query": func(p *PSPSettings) { p.BaseURL = "https://pix.psp.example/api/v2?x=1" },
+		"control in client id":  func(p *PSPSettings) { p.ClientID = "client\x00" },
+		"non-ASCII secret":      func(p *PSPSettings) { p.ClientSecret = "segredo-ção" },
 	} {
 		in := good
 		edit(&in)

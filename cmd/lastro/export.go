@@ -60,8 +60,16 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("--%s %q is not an RFC 3339 instant (for example 2026-09-01T00:00:00Z)", t.flag, t.v)
 		}
 	}
-	if o.Type != "full" && o.Type != "incremental" {
+	switch {
+	case o.Type != "full" && o.Type != "incremental":
 		return fmt.Errorf("--type must be full or incremental, got %q", o.Type)
+	// A window given to a full export, or an instant to an incremental
+	// one, would be dropped: the export answered would not be the one
+	// asked for.
+	case o.Type == "full" && (from != "" || to != ""):
+		return fmt.Errorf("--from and --to are for --type incremental; a full export takes --at")
+	case o.Type == "incremental" && at != "":
+		return fmt.Errorf("--at is for a full export; an incremental one takes --from and --to")
 	}
 	a, err := newApp(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
@@ -182,6 +190,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	outDir := fs.String("out", ".", "folder for the CSV and SVG files")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (lastro report %s -h lists the flags)", fs.Arg(0), kind)
 	}
 	if *exportDir == "" {
 		return fmt.Errorf("--export is required")

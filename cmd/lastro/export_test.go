@@ -197,7 +197,8 @@ func TestExportReportsMatchTheFacts(t *testing.T) {
 	if svg, err := os.ReadFile(filepath.Join(out, "rollrate.svg")); err != nil || !bytes.HasPrefix(svg, []byte("<svg")) {
 		t.Errorf("rollrate.svg: %v", err)
 	}
-	if err := reportCmd([]string{"aging", "--export", octoberDir, "--out", out}, &stdout, &bytes.Buffer{}); err != nil {
+	// The folder as a shell completes it, with a trailing slash.
+	if err := reportCmd([]string{"aging", "--export", octoberDir + string(filepath.Separator), "--out", out}, &stdout, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stdout.String(), report.BRL(2*(50000+10000))) {

@@ -38,6 +38,9 @@ func pspCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (lastro psp sandbox -h lists the flags)", fs.Arg(0))
+	}
 	lim, err := limits()
 	if err != nil {
 		return err

@@ -97,7 +97,16 @@ func ArchiveInput(name string) *dynamodb.CreateTableInput {
 // EnsureArchive creates the archive table unless it exists and waits
 // until it is active. It reports whether it created the table.
 func EnsureArchive(ctx context.Context, db API, name string) (created bool, err error) {
-	_, err = db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	return create(ctx, db, ArchiveInput(name))
+}
+
+// create creates table in unless it exists, without deletion protection
+// (Ensure is for tests and local stores; production tables come from the
+// CloudFormation), and waits until it is active. It reports whether it
+// created the table.
+func create(ctx context.Context, db API, in *dynamodb.CreateTableInput) (bool, error) {
+	name := aws.ToString(in.TableName)
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
 	var nf *types.ResourceNotFoundException
 	switch {
 	case err == nil:
@@ -105,7 +114,6 @@ func EnsureArchive(ctx context.Context, db API, name string) (created bool, err 
 	case !errors.As(err, &nf):
 		return false, fmt.Errorf("describe table %s: %w", name, err)
 	}
-	in := ArchiveInput(name)
 	in.DeletionProtectionEnabled = aws.Bool(false)
 	if _, err := db.CreateTable(ctx, in); err != nil {
 		var inUse *types.ResourceInUseException
@@ -114,7 +122,7 @@ func EnsureArchive(ctx context.Context, db API, name string) (created bool, err 
 		}
 	}
 	w := dynamodb.NewTableExistsWaiter(db)
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 2*time.Minute); err != nil {
 		return false, fmt.Errorf("wait for table %s: %w", name, err)
 	}
 	return true, nil
@@ -134,25 +142,9 @@ type API interface {
 // as the CloudFormation definition does on AWS. A table that exists is
 // left as it is. It reports whether it created the table.
 func Ensure(ctx context.Context, db API, name string) (created bool, err error) {
-	_, err = db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-	var nf *types.ResourceNotFoundException
-	switch {
-	case err == nil:
-		return false, nil
-	case !errors.As(err, &nf):
-		return false, fmt.Errorf("describe table %s: %w", name, err)
-	}
-	in := CreateInput(name)
-	in.DeletionProtectionEnabled = aws.Bool(false)
-	if _, err := db.CreateTable(ctx, in); err != nil {
-		var inUse *types.ResourceInUseException
-		if !errors.As(err, &inUse) {
-			return false, fmt.Errorf("create table %s: %w", name, err)
-		}
-	}
-	w := dynamodb.NewTableExistsWaiter(db)
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
-		return false, fmt.Errorf("wait for table %s: %w", name, err)
+	created, err = create(ctx, db, CreateInput(name))
+	if !created || err != nil {
+		return created, err
 	}
 	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName:               aws.String(name),

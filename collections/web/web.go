@@ -5,6 +5,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -273,11 +274,20 @@ func Require(roles ...Role) echo.MiddlewareFunc {
 }
 
 // Bind decodes a JSON body strictly into v: exactly one JSON value, no
-// unknown fields, nothing but whitespace after it. The trailing check
+// unknown fields, no field twice in any object (NoDuplicateFields),
+// nothing but whitespace after it. The trailing check
 // reads one more token and wants io.EOF: Decoder.More alone reports false
 // before a stray ']' or '}', which let `{...}]` through.
 func Bind(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge
+		}
+		return errs.E(errs.Invalid, "invalid_json", "the body could not be read")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
@@ -293,7 +303,8 @@ func Bind(c echo.Context, v any) error {
 		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
 	}
-	return nil
+	// After the decode, so a malformed body keeps its precise message.
+	return NoDuplicateFields(body)
 }
 
 // jsonProblem describes a decoding error without echoing the input.

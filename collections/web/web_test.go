@@ -62,6 +62,8 @@ func TestErrorShapeAndStatuses(t *testing.T) {
 		{"unknown field", "POST", "/things/1", "operator", `{"nome":"a"}`, 400, "invalid_json"},
 		{"trailing data", "POST", "/things/1", "operator", `{"name":"a"} {}`, 400, "invalid_json"},
 		{"wrong type", "POST", "/things/1", "operator", `{"name":5}`, 400, "invalid_json"},
+		// encoding/json would keep the last "name" and run the handler.
+		{"duplicate field", "POST", "/things/1", "operator", `{"name":"a","name":"boom"}`, 400, "invalid_json"},
 		{"too large", "POST", "/things/1", "operator", `{"name":"` + strings.Repeat("a", 100) + `"}`, 413, "body_too_large"},
 		{"business rule", "POST", "/things/1", "operator", `{"name":"rule"}`, 422, "fine_above_cap"},
 		{"internal", "POST", "/things/1", "operator", `{"name":"boom"}`, 500, "internal"},
@@ -192,5 +194,34 @@ func TestHTTPEdge(t *testing.T) {
 				t.Fatalf("read %d bytes of the body, at most %d expected", body.read, tt.maxRead)
 			}
 		})
+	}
+}
+
+func TestNoDuplicateFields(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
+	tests := []struct {
+		name, body string
+		ok         bool
+	}{
+		{"flat", `{"a":1,"b":"x"}`, true},
+		{"same name in sibling objects", `{"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":2}]}`, true},
+		{"scalar", `"x"`, true},
+		{"top level twice", `{"a":1,"a":1}`, false},
+		{"nested twice", `{"a":{"b":[{"c":1,"c":2}]}}`, false},
+		{"escaped twice", `{"a":1,"\u0061":2}`, false},
+		{"too deep", deep, false},
+		{"trailing", `{"a":1}{}`, false},
+		{"malformed", `{"a":`, false},
+		{"empty", ``, false},
+	}
+	for _, tt := range tests {
+		err := NoDuplicateFields([]byte(tt.body))
+		if tt.ok != (err == nil) {
+			t.Errorf("%s: %v, want ok=%v", tt.name, err, tt.ok)
+		}
+		if err != nil && (!errs.Is(err, errs.Invalid) || strings.Contains(err.Error(), tt.body) && tt.body != "") {
+			t.Errorf("%s: %v, want invalid_json without the input", tt.name, err)
+		}
 	}
 }
