@@ -183,8 +183,22 @@ func (c *Client) RegisterWebhook(ctx context.Context, webhookURL string) error {
 
 // problem is the API's error answer (RFC 7807).
 type problem struct {
-	Title  string `json:"title"`
+	Type   string `json:"type"`
 	Status int    `json:"status"`
+}
+
+// kind names a problem by the last segment of its type URI (the Pix API's
+// catalogue: CobOperacaoInvalida, PayloadInvalido...), never by its title
+// or detail, which a PSP may fill with what it was sent: the Pix key, a
+// payer's name.
+func (p problem) kind() string {
+	k := p.Type[strings.LastIndexByte(p.Type, '/')+1:]
+	for _, r := range k {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+			return ""
+		}
+	}
+	return truncate(k, 60)
 }
 
 // do calls the API. Errors name the route (route), never the path: the
@@ -228,7 +242,7 @@ func (c *Client) do(ctx context.Context, method, path, route string, in, out any
 	case resp.StatusCode >= 300:
 		var p problem
 		_ = json.Unmarshal(raw, &p)
-		return fmt.Errorf("%w: %s %s answered %d %s", psp.ErrRejected, method, route, resp.StatusCode, truncate(p.Title, 120))
+		return fmt.Errorf("%w: %s %s answered %d %s", psp.ErrRejected, method, route, resp.StatusCode, p.kind())
 	}
 	if out == nil {
 		return nil

@@ -306,3 +306,31 @@ func post(t *testing.T, f *fixture, path, body string) sandbox.Paid {
 	}
 	return out
 }
+
+// TestARefusalNamesTheProblemNotItsTitle: a PSP's problem title and detail
+// may repeat what it was sent (the Pix key, a payer's name); the error
+// keeps only the catalogue's type.
+func TestARefusalNamesTheProblemNotItsTitle(t *testing.T) {
+	t.Parallel()
+	const leak = "chave 12345678909 de Maria Silva"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/oauth/token" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"access_token":"tok","token_type":"Bearer","expires_in":3600}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"type":"https://pix.bcb.gov.br/api/v2/error/CobOperacaoInvalida","title":"` + leak + `","status":400,"detail":"` + leak + `"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := bacen.New(bacen.Config{BaseURL: srv.URL, ClientID: "id", ClientSecret: "secret", Chave: "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateCob(context.Background(), psp.CobInput{TxID: "abcdefghijklmnopqrstuvwxyz012345", AmountCents: 1000, ExpirationSeconds: 3600})
+	if !errors.Is(err, psp.ErrRejected) || !strings.Contains(err.Error(), "CobOperacaoInvalida") ||
+		strings.Contains(err.Error(), "12345678909") || strings.Contains(err.Error(), "Maria") {
+		t.Fatalf("refusal: %v", err)
+	}
+}
