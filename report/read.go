@@ -118,6 +118,11 @@ func ReadExport(dir string) (*Export, error) {
 			return nil, fmt.Errorf("manifest-files.json: %w", err)
 		}
 		path := filepath.Join(filepath.FromSlash(bucket), filepath.FromSlash(f.DataFileS3Key))
+		// A manifest names files by key; a key reaching outside the
+		// export's own folder is not one of its data files.
+		if rel, err := filepath.Rel(dir, path); err != nil || !filepath.IsLocal(rel) {
+			return nil, fmt.Errorf("manifest-files.json: data file %q is outside the export", f.DataFileS3Key)
+		}
 		err := readDataFile(path, func(typ string, it kit.Item) error {
 			switch typ {
 			case "TENANT":
