@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"lastro/collections/keys"
-	"lastro/collections/web"
+	"lastro/collections/strictjson"
 	"lastro/psp"
 )
 
@@ -131,7 +131,7 @@ func DecodePix(body []byte) ([]PixPayment, error) {
 	if len(body) > MaxPixBodyBytes {
 		return nil, invalid("body_too_large", "webhook body too large")
 	}
-	if err := web.NoDuplicateFields(body); err != nil {
+	if err := strictjson.NoDuplicateFields(body); err != nil {
 		return nil, err
 	}
 	var out []PixPayment
@@ -235,7 +235,7 @@ func decodePixPayment(raw json.RawMessage) (PixPayment, error) {
 			}
 		}
 		// Anything else (chave, infoPagador, componentesValor, a PSP's
-		// extension) is not read: web.NoDuplicateFields already checked
+		// extension) is not read: strictjson.NoDuplicateFields already checked
 		// it is well-formed.
 		return nil
 	})
@@ -317,7 +317,7 @@ func decodePixRefund(raw json.RawMessage) (PixRefund, error) {
 
 // eachField walks one JSON object, calling f with each field's name and
 // raw value in order; anything but one object and nothing after it is
-// invalid_json. Duplicates are checked by web.NoDuplicateFields beforehand.
+// invalid_json. Duplicates are checked by strictjson.NoDuplicateFields beforehand.
 func eachField(raw []byte, f func(name string, v json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"lastro/collections/errs"
+	"lastro/collections/strictjson"
 )
 
 // Role is what an API key may do.
@@ -274,7 +275,7 @@ func Require(roles ...Role) echo.MiddlewareFunc {
 }
 
 // Bind decodes a JSON body strictly into v: exactly one JSON value, no
-// unknown fields, no field twice in any object (NoDuplicateFields),
+// unknown fields, no field twice in any object (strictjson.NoDuplicateFields),
 // nothing but whitespace after it. The trailing check
 // reads one more token and wants io.EOF: Decoder.More alone reports false
 // before a stray ']' or '}', which let `{...}]` through.
@@ -304,7 +305,7 @@ func Bind(c echo.Context, v any) error {
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
 	}
 	// After the decode, so a malformed body keeps its precise message.
-	return NoDuplicateFields(body)
+	return strictjson.NoDuplicateFields(body)
 }
 
 // jsonProblem describes a decoding error without echoing the input.

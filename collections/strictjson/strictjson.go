@@ -1,4 +1,7 @@
-package web
+// Package strictjson holds the checks a JSON body passes before any
+// decoder reads it, for the HTTP layer and the webhooks' own decoders
+// alike (which are domain code and may not import the web package).
+package strictjson
 
 import (
 	"bytes"
