@@ -252,14 +252,20 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 				group := entries[:min(r.d.Parallel, len(entries))]
 				entries = entries[len(group):]
 				results := r.executeAll(ctx, t, date, group)
+				var stop error
 				for i, res := range results {
 					e := group[i]
 					switch err := res.err; {
 					case err == nil:
 					case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
 						// The run cannot go on (stopped, or the store is
-						// unavailable): the checkpoint has the position.
-						return rep, fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
+						// unavailable): the checkpoint has the position. The
+						// rest of the group is still counted: an entry beside
+						// this one may have committed and sent its message.
+						if stop == nil {
+							stop = fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
+						}
+						continue
 					default:
 						// One contract's failure (contended past the retries, the
 						// bureau down, a bad item) must not stop the shard: its
@@ -271,6 +277,9 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 					}
 					res.out.count(&rep)
 					done++
+				}
+				if stop != nil {
+					return rep, stop
 				}
 				after = group[len(group)-1].SK
 				// Renew the lease well before it expires, even inside a slow
