@@ -52,6 +52,10 @@ commands:
                read the table's stream: domain events to events.jsonl in the data directory (and
                Kafka / EventBridge), bucket counters, the TTL's deletions to the archive table;
                serve runs it too with LASTRO_STREAM=on
+  stream replay --records FILE | --events FILE [--out FILE]
+               send a dead letter on once its cause is fixed (poison records through the
+               publishers again, or dead events to the tenants' webhooks); idempotent (event
+               ids are deterministic); what still fails goes to FILE.remaining, FILE unchanged
   ddb serve    run the embedded DynamoDB-compatible store standalone
   boleto parse [--today D] <linha>
                decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified

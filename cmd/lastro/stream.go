@@ -66,6 +66,9 @@ func addStreamFlags(fs *flag.FlagSet) *streamOptions {
 // published again from the checkpoint by whoever reads the shard next,
 // with the same event ids — or, with -once, until the stream is quiet.
 func streamCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "replay" {
+		return streamReplayCmd(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlagSet("stream", "[flags]", stderr)
 	o := addStreamFlags(fs)
 	cfg, err := loadConfig(fs, args, os.Getenv)
@@ -125,7 +128,61 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	if err != nil {
 		return nil, nil, err
 	}
-	var pubs stream.Fanout
+	pubs, closePubs, err := a.publishers(ctx, o, metrics, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, closePubs)
+	deadPath := o.deadLetter
+	if deadPath == "" {
+		deadPath = filepath.Join(dir, "dead-letter.jsonl")
+	}
+	dead := stream.NewDeadLetterFile(deadPath)
+	closers = append(closers, func() { dead.Close() })
+	archive, err := a.archive(ctx, o.archive)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.metrics != "" {
+		ln, err := net.Listen("tcp", o.metrics)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics listener: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		closers = append(closers, func() { srv.Close() })
+		a.log.Info("stream metrics", "addr", ln.Addr().String())
+	}
+	owner := o.owner
+	if owner == "" {
+		host, _ := os.Hostname()
+		owner = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	c, err = stream.New(stream.Config{Kit: a.Kit, Streams: a.streams, Archive: archive, Translate: stream.Translate,
+		Publisher: pubs, DeadLetter: metrics.CountDead(dead), Owner: owner, Clock: a.Clock, Poll: o.poll,
+		Observe: lag.Observe, Logger: a.log})
+	return c, closeEach, err
+}
+
+// publishers wires the consumer's publishers from o, in dir unless o
+// names the files: the events file (unless o.noFile), Kafka and
+// EventBridge when asked, the tenants' webhooks last (unless
+// o.noWebhooks). lastro stream and lastro stream replay --records share
+// them, so a replayed record goes where the stream would have sent it.
+func (a *app) publishers(ctx context.Context, o streamOptions, metrics *stream.Metrics, dir string) (pubs stream.Fanout, closeAll func(), err error) {
+	var closers []func()
+	closeEach := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeEach() // not closeAll: a failing return set it to nil
+		}
+	}()
 	if !o.noFile {
 		path := o.events
 		if path == "" {
@@ -169,37 +226,7 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 		pubs = append(pubs, &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, DeadLetter: deadEvents,
 			Pause: cmp.Or(o.webhookPause, time.Minute), Metrics: metrics})
 	}
-	deadPath := o.deadLetter
-	if deadPath == "" {
-		deadPath = filepath.Join(dir, "dead-letter.jsonl")
-	}
-	dead := stream.NewDeadLetterFile(deadPath)
-	closers = append(closers, func() { dead.Close() })
-	archive, err := a.archive(ctx, o.archive)
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.metrics != "" {
-		ln, err := net.Listen("tcp", o.metrics)
-		if err != nil {
-			return nil, nil, fmt.Errorf("metrics listener: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		closers = append(closers, func() { srv.Close() })
-		a.log.Info("stream metrics", "addr", ln.Addr().String())
-	}
-	owner := o.owner
-	if owner == "" {
-		host, _ := os.Hostname()
-		owner = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
-	c, err = stream.New(stream.Config{Kit: a.Kit, Streams: a.streams, Archive: archive, Translate: stream.Translate,
-		Publisher: pubs, DeadLetter: metrics.CountDead(dead), Owner: owner, Clock: a.Clock, Poll: o.poll,
-		Observe: lag.Observe, Logger: a.log})
-	return c, closeEach, err
+	return pubs, closeEach, nil
 }
 
 // archive returns the kit of the archive table named name (default: the
