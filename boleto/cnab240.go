@@ -124,8 +124,8 @@ func (r record) date(from int, name string) (calendar.Date, error) {
 }
 
 // ParseReturn reads a whole CNAB 240 cobrança return file and validates
-// it before answering anything: every line 240 characters of printable
-// ASCII, one bank throughout, a file header, lots each with a header,
+// it before answering anything: every line 240 characters, printable
+// (ASCII or ISO-8859-1), one bank throughout, a file header, lots each with a header,
 // numbered details (segment T then U of the same title) and a trailer
 // whose count matches, then the file trailer with the file's lot and
 // record counts, and nothing after it. The first problem is answered as
@@ -151,6 +151,15 @@ func ParseReturn(r io.Reader) (*Return, error) {
 	return p.out, nil
 }
 
+// printable reports whether b is a printable character of a bank's file:
+// ASCII, or ISO-8859-1's letters and signs (0xA0-0xFF). Banks write these
+// files one byte per character, and some keep the accents of a payer's
+// name in segment T ("JOSÉ" with É as 0xC9); refusing those would refuse
+// a whole day's liquidations for a name nobody here reads. Control
+// characters (and C1, 0x80-0x9F) are still refused, and the numeric
+// fields are checked digit by digit where they are read.
+func printable(b byte) bool { return b >= 0x20 && b <= 0x7e || b >= 0xa0 }
+
 // readLines splits the file on LF (a CR before it is dropped), checking
 // each line's length and characters; a last LF ends the file, nothing
 // after it.
@@ -168,8 +177,8 @@ func readLines(r io.Reader) ([]string, error) {
 			return nil, lineErr(n, "a record has %d characters, not %d", len(s), RecordLen)
 		}
 		for i := 0; i < len(s); i++ {
-			if s[i] < 0x20 || s[i] > 0x7e {
-				return nil, lineErr(n, "position %d is not a printable ASCII character", i+1)
+			if !printable(s[i]) {
+				return nil, lineErr(n, "position %d is not a printable character", i+1)
 			}
 		}
 		lines = append(lines, s)

@@ -107,3 +107,24 @@ func TestParseReturnRefusesMalformedFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestParseReturnAcceptsLatin1Names: a payer's name kept with its accents
+// in ISO-8859-1 (one byte each, as banks write these files) is no defect;
+// a C1 control byte still is.
+func TestParseReturnAcceptsLatin1Names(t *testing.T) {
+	t.Parallel()
+	l := sample()
+	s := []byte(l[2]) // segment T of the first title
+	copy(s[148:], "JOS\xc9 DA CONCEI\xc7\xc3O")
+	l[2] = string(s)
+	r, err := boleto.ParseReturn(strings.NewReader(l.CRLF()))
+	if err != nil || len(r.Titles) != 3 || r.Titles[0].PaidCents != 102467 {
+		t.Fatalf("accented name: %v %+v", err, r)
+	}
+	s[150] = 0x85
+	l[2] = string(s)
+	var re *boleto.ReturnError
+	if _, err := boleto.ParseReturn(strings.NewReader(l.CRLF())); !errors.As(err, &re) || re.Line != 3 {
+		t.Fatalf("C1 control byte: %v", err)
+	}
+}
