@@ -348,6 +348,12 @@ func (e *exportDesc) objectKey(name string) string {
 // Callers have checked that PITR is enabled.
 func (s *Store) covers(d *tableDef, from, to time.Time, needOld, needNew bool) error {
 	earliest := d.PITR.earliest(s.now())
+	// Records before the floor were deleted: normally it trails the
+	// recovery window, but a store that trimmed at 24 hours before
+	// keeping the window has less history than PITR's age says.
+	if floor := s.historyFloor(d.ID); floor.After(earliest) {
+		earliest = floor
+	}
 	s.streams.mu.Lock()
 	var stream *streamMeta
 	for _, m := range s.streams.metas {

@@ -1,6 +1,10 @@
 package ddblocal
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,5 +130,74 @@ func TestRecordRetentionFollowsPITR(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLegacyHorizonBoundsExports: a store that trimmed its records at 24
+// hours before keeping the PITR window persisted the horizon alone. After
+// an upgrade its PITR is older than its history, so exports must start no
+// earlier than the first record left rather than silently miss changes.
+func TestLegacyHorizonBoundsExports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clk := &manualClock{now: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)}
+	opts := Options{Dir: dir, Now: clk.Now, TTLSweepInterval: -1}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, s, "CreateTable", `{"TableName":"keep","BillingMode":"PAY_PER_REQUEST",
+		"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],
+		"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+		"StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}`)
+	mustCall(t, s, "UpdateContinuousBackups", `{"TableName":"keep","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true}}`)
+	clk.Add(time.Hour)
+	old := clk.Now()
+	mustCall(t, s, "PutItem", `{"TableName":"keep","Item":{"pk":{"S":"old"}}}`)
+	clk.Add(3 * 24 * time.Hour)
+	kept := clk.Now()
+	mustCall(t, s, "PutItem", `{"TableName":"keep","Item":{"pk":{"S":"kept"}}}`)
+	clk.Add(time.Hour)
+	// What the 24-hour trim of an older store left: the first record
+	// deleted and an 8-byte horizon.
+	id := s.table("keep").def.Load().ID
+	lo, hi := storage.RecordSpan(id)
+	iter, err := s.db.NewIter(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iter.First()
+	iter.Next()
+	second := storage.RecordSeq(iter.Key())
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := s.db.NewBatch()
+	b.DeleteRange(lo, storage.RecordKey(id, second))
+	b.Set(storage.HorizonKey(id), binary.BigEndian.AppendUint64(nil, second))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	window := func(from time.Time) string {
+		return fmt.Sprintf(`{"TableArn":%q,"S3Bucket":"bkt","ExportType":"INCREMENTAL_EXPORT",
+			"IncrementalExportSpecification":{"ExportFromTime":%d,"ExportToTime":%d}}`,
+			s.tableARN("keep"), from.Unix(), from.Add(30*time.Minute).Unix())
+	}
+	_, err = call(t, s, "ExportTableToPointInTime", window(old.Add(-10*time.Minute)))
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Type != "InvalidExportTimeException" || !strings.Contains(ae.Message, kept.Format(time.RFC3339Nano)) {
+		t.Errorf("export of a window whose records are gone: %v, want InvalidExportTimeException from %s", err, kept.Format(time.RFC3339Nano))
+	}
+	if _, err := call(t, s, "ExportTableToPointInTime", window(kept)); err != nil {
+		t.Errorf("export from the first record left: %v", err)
 	}
 }

@@ -70,8 +70,11 @@ type streamState struct {
 	ceiling uint64
 
 	mu      sync.Mutex
-	metas   []*streamMeta     // every stream still readable
+	metas   []*streamMeta     // every stream still readable or covering an export window
 	horizon map[uint32]uint64 // per table ID: lower sequence numbers were trimmed
+	// floor is, per table ID, the Unix ms before which records may have
+	// been deleted: history is whole only from it on (0: nothing deleted).
+	floor map[uint32]int64
 }
 
 // streamMeta describes one stream; it is persisted as JSON.
@@ -349,15 +352,28 @@ func (s *Store) loadStreams() error {
 		return err
 	}
 	s.streams.horizon = map[uint32]uint64{}
+	s.streams.floor = map[uint32]int64{}
 	iter, err := s.db.NewIter(storage.HorizonSpan())
 	if err != nil {
 		return err
 	}
+	var legacy []uint32
 	for iter.First(); iter.Valid(); iter.Next() {
-		s.streams.horizon[storage.HorizonTable(iter.Key())] = binary.BigEndian.Uint64(iter.Value())
+		id, v := storage.HorizonTable(iter.Key()), iter.Value()
+		s.streams.horizon[id] = binary.BigEndian.Uint64(v)
+		if len(v) >= 16 {
+			s.streams.floor[id] = int64(binary.BigEndian.Uint64(v[8:]))
+		} else {
+			legacy = append(legacy, id)
+		}
 	}
 	if err := iter.Close(); err != nil {
 		return err
+	}
+	for _, id := range legacy {
+		if s.streams.floor[id], err = s.legacyFloor(id); err != nil {
+			return err
+		}
 	}
 	iter, err = s.db.NewIter(storage.StreamSpan())
 	if err != nil {
@@ -477,7 +493,8 @@ func (s *Store) trimTable(tableID uint32) error {
 // deletes the records older than keep (24 hours, or the PITR window). The
 // horizon is persisted in the same batch; every deleted record is below
 // it, so what the Streams API shows is exactly what it showed when
-// storage and horizon were the same thing.
+// storage and horizon were the same thing. The history floor (the time
+// from which exports can trust the records) is persisted with the horizon.
 func (s *Store) trimTableFor(tableID uint32, keep time.Duration) error {
 	now := s.now()
 	lo, _ := storage.RecordSpan(tableID)
@@ -488,7 +505,8 @@ func (s *Store) trimTableFor(tableID uint32, keep time.Duration) error {
 	// Scanned from the start, not from the horizon: records kept for a
 	// PITR window go once PITR is disabled (the table's retention is then
 	// 24 hours again).
-	deleteTo, deleting, err := s.firstNewer(tableID, 0, uint64(now.Add(-keep).UnixMilli()))
+	cutoff := now.Add(-keep).UnixMilli()
+	deleteTo, deleting, err := s.firstNewer(tableID, 0, uint64(cutoff))
 	if err != nil {
 		return err
 	}
@@ -501,20 +519,21 @@ func (s *Store) trimTableFor(tableID uint32, keep time.Duration) error {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if deleting {
-		b.DeleteRange(lo, storage.RecordKey(tableID, deleteTo))
-	}
-	if trimmed {
-		b.Set(storage.HorizonKey(tableID), binary.BigEndian.AppendUint64(nil, horizon))
-	}
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
+	// Every record deleted was written before cutoff, and none written
+	// since is: history is whole from cutoff on.
+	horizon = max(horizon, s.streams.horizon[tableID])
+	floor := s.streams.floor[tableID]
+	if deleting {
+		b.DeleteRange(lo, storage.RecordKey(tableID, deleteTo))
+		floor = max(floor, cutoff)
+	}
+	b.Set(storage.HorizonKey(tableID), binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, horizon), uint64(floor)))
 	if err := b.Commit(); err != nil {
 		return err
 	}
-	if horizon > s.streams.horizon[tableID] {
-		s.streams.horizon[tableID] = horizon
-	}
+	s.streams.horizon[tableID], s.streams.floor[tableID] = horizon, floor
 	return nil
 }
 
@@ -542,6 +561,34 @@ func (s *Store) firstNewer(tableID uint32, from, cutoff uint64) (first uint64, p
 		first = seq + 1
 	}
 	return first, passed, iter.Close()
+}
+
+// legacyFloor is the history floor of a table trimmed by a store that did
+// not record it (every record below the horizon was deleted then): the
+// creation time of the first record left, or, with none left, now, since
+// nothing proves when the last deleted one was written.
+func (s *Store) legacyFloor(tableID uint32) (int64, error) {
+	_, hi := storage.RecordSpan(tableID)
+	iter, err := s.db.NewIter(storage.RecordKey(tableID, s.streams.horizon[tableID]), hi)
+	if err != nil {
+		return 0, err
+	}
+	floor := s.now().UnixMilli()
+	if iter.First() {
+		floor = int64(binary.BigEndian.Uint64(iter.Value()[:8]))
+	}
+	return floor, iter.Close()
+}
+
+// historyFloor returns the time before which a table's records may have
+// been deleted (the zero time if none was).
+func (s *Store) historyFloor(tableID uint32) time.Time {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	if f := s.streams.floor[tableID]; f > 0 {
+		return time.UnixMilli(f)
+	}
+	return time.Time{}
 }
 
 // horizonOf returns the lowest sequence number of a table that was not
