@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// Continuous backups and point-in-time recovery. The store keeps no
-// history to restore from, so PITR is a setting only: it is validated,
+// Continuous backups and point-in-time recovery. PITR is validated,
 // persisted per table and reported the way DynamoDB reports it, which is
-// what applications and infrastructure tools check. Continuous backups
-// themselves read ENABLED on every table, as they do in DynamoDB once a
-// new table has settled.
+// what applications and infrastructure tools check. Its only effect is on
+// history: a table with PITR keeps its stream records for the recovery
+// window, from which exports rebuild the past (ADR 0042); there is no
+// restore from it. Continuous backups themselves read ENABLED on every
+// table, as they do in DynamoDB once a new table has settled.
 //
 // On-demand backups are real copies (ondemand.go, restore.go);
 // RestoreTableToPointInTime stays an unknown operation
@@ -31,6 +32,16 @@ type pitrState struct {
 	Enabled bool      `json:"enabled"`
 	Since   time.Time `json:"since"` // when it was last enabled
 	Days    int64     `json:"days"`  // RecoveryPeriodInDays
+}
+
+// earliest is EarliestRestorableDateTime at now: when PITR was enabled,
+// or the start of the recovery period if that is later. Exports of the
+// past are served from it on (ADR 0042).
+func (p *pitrState) earliest(now time.Time) time.Time {
+	if oldest := now.AddDate(0, 0, -int(p.Days)); oldest.After(p.Since) {
+		return oldest
+	}
+	return p.Since
 }
 
 type pointInTimeRecoverySpecification struct {
@@ -121,10 +132,7 @@ func (s *Store) continuousBackups(d *tableDef) map[string]any {
 	pitr := map[string]any{"PointInTimeRecoveryStatus": "DISABLED"}
 	if p := d.PITR; p != nil && p.Enabled {
 		now := s.now()
-		earliest := p.Since
-		if oldest := now.AddDate(0, 0, -int(p.Days)); oldest.After(earliest) {
-			earliest = oldest
-		}
+		earliest := p.earliest(now)
 		latest := now.Add(-latestRestorableLag)
 		if latest.Before(earliest) {
 			latest = earliest

@@ -341,14 +341,18 @@ func (e *exportDesc) objectKey(name string) string {
 
 // covers checks that the table's stream records hold every change in
 // [from, to): the stream was on, with the images needed, the whole time,
-// and the records are within their 24-hour retention. needOld asks for
-// old images (rolling a change back, or an export of old and new images),
-// needNew for new ones.
+// and from is not before EarliestRestorableDateTime (PITR enabled since
+// then, within the recovery window: the records of a table with PITR are
+// kept that long, streams.go). needOld asks for old images (rolling a
+// change back, or an export of old and new images), needNew for new ones.
+// Callers have checked that PITR is enabled.
 func (s *Store) covers(d *tableDef, from, to time.Time, needOld, needNew bool) error {
-	now := s.now()
-	earliest := now.Add(-streamRetention)
-	if d.PITR != nil && d.PITR.Since.After(earliest) {
-		earliest = d.PITR.Since
+	earliest := d.PITR.earliest(s.now())
+	// Records before the floor were deleted: normally it trails the
+	// recovery window, but a store that trimmed at 24 hours before
+	// keeping the window has less history than PITR's age says.
+	if floor := s.historyFloor(d.ID); floor.After(earliest) {
+		earliest = floor
 	}
 	s.streams.mu.Lock()
 	var stream *streamMeta
@@ -359,7 +363,7 @@ func (s *Store) covers(d *tableDef, from, to time.Time, needOld, needNew bool) e
 	}
 	s.streams.mu.Unlock()
 	hint := "this store exports the past from its stream records: the table's stream must have been on (" +
-		"NEW_AND_OLD_IMAGES) and point-in-time recovery enabled since then, within the last 24 hours"
+		"NEW_AND_OLD_IMAGES) and point-in-time recovery enabled since then, within its recovery period"
 	if stream == nil {
 		return invalidExportTime("No stream of table %s covers %s to %s: %s", d.Name, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), hint)
 	}

@@ -33,13 +33,20 @@ import (
 // Each stream has a single shard (DynamoDB splits shards by partition and
 // over time; one shard keeps every record of a table in one ordered
 // sequence, which is the strongest ordering a consumer can see on AWS).
-// Records older than 24 hours are trimmed, like streams closed more than
-// 24 hours ago; an iterator pointing below the trimmed range gets
-// TrimmedDataAccessException.
+// Records older than 24 hours are trimmed from the Streams API, like
+// streams closed more than 24 hours ago; an iterator pointing below the
+// trimmed range gets TrimmedDataAccessException. On a table with
+// point-in-time recovery the trimmed records stay in storage for the
+// recovery window (35 days), below the table's horizon where no Streams
+// operation reads, because exports rebuild the past from them (ADR 0042).
 
 const (
 	streamRetention  = 24 * time.Hour
 	iteratorLifetime = 15 * time.Minute
+	// historyRetention is how long the records of a table with
+	// point-in-time recovery are kept for exports: DynamoDB's longest
+	// recovery window.
+	historyRetention = maxRecoveryDays * 24 * time.Hour
 )
 
 // Sequence numbers are rendered as 21 decimal digits, as on AWS.
@@ -63,8 +70,11 @@ type streamState struct {
 	ceiling uint64
 
 	mu      sync.Mutex
-	metas   []*streamMeta     // every stream still readable
+	metas   []*streamMeta     // every stream still readable or covering an export window
 	horizon map[uint32]uint64 // per table ID: lower sequence numbers were trimmed
+	// floor is, per table ID, the Unix ms before which records may have
+	// been deleted: history is whole only from it on (0: nothing deleted).
+	floor map[uint32]int64
 }
 
 // streamMeta describes one stream; it is persisted as JSON.
@@ -342,15 +352,28 @@ func (s *Store) loadStreams() error {
 		return err
 	}
 	s.streams.horizon = map[uint32]uint64{}
+	s.streams.floor = map[uint32]int64{}
 	iter, err := s.db.NewIter(storage.HorizonSpan())
 	if err != nil {
 		return err
 	}
+	var legacy []uint32
 	for iter.First(); iter.Valid(); iter.Next() {
-		s.streams.horizon[storage.HorizonTable(iter.Key())] = binary.BigEndian.Uint64(iter.Value())
+		id, v := storage.HorizonTable(iter.Key()), iter.Value()
+		s.streams.horizon[id] = binary.BigEndian.Uint64(v)
+		if len(v) >= 16 {
+			s.streams.floor[id] = int64(binary.BigEndian.Uint64(v[8:]))
+		} else {
+			legacy = append(legacy, id)
+		}
 	}
 	if err := iter.Close(); err != nil {
 		return err
+	}
+	for _, id := range legacy {
+		if s.streams.floor[id], err = s.legacyFloor(id); err != nil {
+			return err
+		}
 	}
 	iter, err = s.db.NewIter(storage.StreamSpan())
 	if err != nil {
@@ -394,15 +417,20 @@ func (s *Store) loadStreams() error {
 	return nil
 }
 
-// trimStreams deletes stream records older than 24 hours and forgets
-// streams closed more than 24 hours ago.
+// trimStreams trims every table's stream records (trimTable) and forgets
+// streams no longer needed: closed more than 24 hours ago, or, on a table
+// with point-in-time recovery, more than the recovery window ago (until
+// then an export may still need to know the stream covered a window; the
+// Streams API already no longer shows it).
 func (s *Store) trimStreams() error {
+	keepFor := s.recordRetentions()
+	now := s.now()
 	s.streams.mu.Lock()
 	tables := map[uint32]bool{}
 	var keep, drop []*streamMeta
 	for _, m := range s.streams.metas {
 		tables[m.TableID] = true
-		if s.readable(m) {
+		if s.readable(m) || now.Sub(m.Closed) < retentionOf(keepFor, m.TableID) {
 			keep = append(keep, m)
 		} else {
 			drop = append(drop, m)
@@ -427,51 +455,140 @@ func (s *Store) trimStreams() error {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		if err := s.trimTable(id); err != nil {
+		if err := s.trimTableFor(id, retentionOf(keepFor, id)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// trimTable deletes one table's records older than the retention period.
+// recordRetentions returns, per table ID, how long its stream records are
+// kept when that is longer than the Streams API's 24 hours: the
+// point-in-time recovery window (35 days) of tables with PITR enabled,
+// since exports rebuild the past from the records (ADR 0042). A table
+// without PITR, or deleted, keeps its records 24 hours.
+func (s *Store) recordRetentions() map[uint32]time.Duration {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[uint32]time.Duration{}
+	for _, t := range s.tables {
+		if d := t.def.Load(); d.PITR != nil && d.PITR.Enabled {
+			out[d.ID] = historyRetention
+		}
+	}
+	return out
+}
+
+func retentionOf(keepFor map[uint32]time.Duration, tableID uint32) time.Duration {
+	return max(keepFor[tableID], streamRetention)
+}
+
+// trimTable trims one table's stream records (see trimTableFor).
 func (s *Store) trimTable(tableID uint32) error {
-	cutoff := uint64(s.now().Add(-streamRetention).UnixMilli())
-	lo, hi := storage.RecordSpan(tableID)
-	iter, err := s.db.NewIter(lo, hi)
+	return s.trimTableFor(tableID, retentionOf(s.recordRetentions(), tableID))
+}
+
+// trimTableFor moves the table's Streams horizon past the records older
+// than 24 hours, so that no Streams operation shows them again, and
+// deletes the records older than keep (24 hours, or the PITR window). The
+// horizon is persisted in the same batch; every deleted record is below
+// it, so what the Streams API shows is exactly what it showed when
+// storage and horizon were the same thing. The history floor (the time
+// from which exports can trust the records) is persisted with the horizon.
+func (s *Store) trimTableFor(tableID uint32, keep time.Duration) error {
+	now := s.now()
+	lo, _ := storage.RecordSpan(tableID)
+	horizon, trimmed, err := s.firstNewer(tableID, s.horizonOf(tableID), uint64(now.Add(-streamRetention).UnixMilli()))
 	if err != nil {
 		return err
 	}
-	var firstKept uint64
-	trimmed := false
-	for iter.First(); iter.Valid(); iter.Next() {
-		seq := storage.RecordSeq(iter.Key())
-		if binary.BigEndian.Uint64(iter.Value()[:8]) >= cutoff {
-			firstKept = seq
-			break
-		}
-		trimmed = true
-		firstKept = seq + 1
-	}
-	if err := iter.Close(); err != nil {
+	// Scanned from the start, not from the horizon: records kept for a
+	// PITR window go once PITR is disabled (the table's retention is then
+	// 24 hours again).
+	cutoff := now.Add(-keep).UnixMilli()
+	deleteTo, deleting, err := s.firstNewer(tableID, 0, uint64(cutoff))
+	if err != nil {
 		return err
 	}
-	if !trimmed {
+	// A clock that stepped back can leave an old record above a newer
+	// one: never delete what the Streams API may still show.
+	deleteTo = min(deleteTo, horizon)
+	deleting = deleting && deleteTo > 0
+	if !trimmed && !deleting {
 		return nil
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	b.DeleteRange(lo, storage.RecordKey(tableID, firstKept))
-	b.Set(storage.HorizonKey(tableID), binary.BigEndian.AppendUint64(nil, firstKept))
 	s.streams.mu.Lock()
 	defer s.streams.mu.Unlock()
+	// Every record deleted was written before cutoff, and none written
+	// since is: history is whole from cutoff on.
+	horizon = max(horizon, s.streams.horizon[tableID])
+	floor := s.streams.floor[tableID]
+	if deleting {
+		b.DeleteRange(lo, storage.RecordKey(tableID, deleteTo))
+		floor = max(floor, cutoff)
+	}
+	b.Set(storage.HorizonKey(tableID), binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, horizon), uint64(floor)))
 	if err := b.Commit(); err != nil {
 		return err
 	}
-	if firstKept > s.streams.horizon[tableID] {
-		s.streams.horizon[tableID] = firstKept
-	}
+	s.streams.horizon[tableID], s.streams.floor[tableID] = horizon, floor
 	return nil
+}
+
+// firstNewer scans the table's records from sequence number from and
+// returns the first one created at or after cutoff (Unix ms), or the
+// number after the last record passed over; passed reports whether any
+// record was passed over.
+func (s *Store) firstNewer(tableID uint32, from, cutoff uint64) (first uint64, passed bool, err error) {
+	lo, hi := storage.RecordSpan(tableID)
+	if from > 0 {
+		lo = storage.RecordKey(tableID, from)
+	}
+	iter, err := s.db.NewIter(lo, hi)
+	if err != nil {
+		return 0, false, err
+	}
+	first = from
+	for iter.First(); iter.Valid(); iter.Next() {
+		seq := storage.RecordSeq(iter.Key())
+		if binary.BigEndian.Uint64(iter.Value()[:8]) >= cutoff {
+			first = seq
+			break
+		}
+		passed = true
+		first = seq + 1
+	}
+	return first, passed, iter.Close()
+}
+
+// legacyFloor is the history floor of a table trimmed by a store that did
+// not record it (every record below the horizon was deleted then): the
+// creation time of the first record left, or, with none left, now, since
+// nothing proves when the last deleted one was written.
+func (s *Store) legacyFloor(tableID uint32) (int64, error) {
+	_, hi := storage.RecordSpan(tableID)
+	iter, err := s.db.NewIter(storage.RecordKey(tableID, s.streams.horizon[tableID]), hi)
+	if err != nil {
+		return 0, err
+	}
+	floor := s.now().UnixMilli()
+	if iter.First() {
+		floor = int64(binary.BigEndian.Uint64(iter.Value()[:8]))
+	}
+	return floor, iter.Close()
+}
+
+// historyFloor returns the time before which a table's records may have
+// been deleted (the zero time if none was).
+func (s *Store) historyFloor(tableID uint32) time.Time {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	if f := s.streams.floor[tableID]; f > 0 {
+		return time.UnixMilli(f)
+	}
+	return time.Time{}
 }
 
 // horizonOf returns the lowest sequence number of a table that was not

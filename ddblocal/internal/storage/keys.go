@@ -15,7 +15,8 @@ import (
 //	0x00 'N'                                   next table ID
 //	0x00 'Q'                                   stream sequence numbers reserved up to (u64)
 //	0x00 'S' <tableID u32> <stream label>      stream descriptor (JSON)
-//	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers were trimmed (u64)
+//	0x00 'H' <tableID u32>                     stream trim horizon: lower sequence numbers are hidden from Streams (u64),
+//	                                           then the Unix ms before which records may be deleted (u64; absent in older stores)
 //	0x00 'B' <backup ARN>                      on-demand backup descriptor (JSON)
 //	0x00 'K' <client request token>            transaction token: request hash, Unix ms, response JSON
 //	0x00 'E' <export ARN>                      table export descriptor (JSON)
@@ -27,7 +28,9 @@ import (
 // comes first so that a Scan visits partitions in hash order (as DynamoDB
 // does) and parallel Scan segments are contiguous key ranges. Stream
 // records are written in the batch of the change they describe and
-// outlive their table's data for the 24 hours a stream stays readable.
+// outlive their table's data for the 24 hours a stream stays readable;
+// a table with point-in-time recovery keeps them (below the horizon once
+// a day old) for its 35-day window, as exports' history.
 const (
 	prefixMeta   byte = 0x00
 	prefixData   byte = 0x01
