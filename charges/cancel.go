@@ -40,17 +40,6 @@ type Cancelled struct {
 	Reason           string `json:"reason"`
 }
 
-// PixCharge is a Pix charge as its PSP answers it now, with where it
-// lives in the engine: what reconciling a missed webhook needs.
-type PixCharge struct {
-	ChargeID   string
-	DebtorKey  string
-	ContractID string
-	Seq        int
-	Status     string // the charge item's status ("" or CANCELLED)
-	AtPSP      *psp.Charge
-}
-
 var (
 	errChargeNotFound  = errs.E(errs.NotFound, "charge_not_found", "charge not found")
 	errNotAtPSP        = errs.E(errs.Rule, "charge_not_at_psp", "only a Pix charge issued at the tenant's PSP (with a pixType) can be read back or cancelled there")
@@ -59,32 +48,32 @@ var (
 	errCancelContended = errs.E(errs.Transient, "charge_contended", "the charge is changing concurrently; retry")
 )
 
-// load reads a charge's lookup and item, strongly consistent; only a Pix
-// charge made at a PSP passes.
-func (s *Service) load(ctx context.Context, t *tenant.Tenant, chargeID string) (*chargeItem, Lookup, error) {
-	var lk Lookup
+// load reads a charge's item through its lookup, strongly consistent;
+// only a Pix charge made at a PSP passes.
+func (s *Service) load(ctx context.Context, t *tenant.Tenant, chargeID string) (*chargeItem, error) {
 	if !keys.ValidIdentifier(chargeID) {
-		return nil, lk, errs.E(errs.Invalid, "invalid_charge_id", "chargeId must be 1-64 of A-Z a-z 0-9 - _ .")
+		return nil, errs.E(errs.Invalid, "invalid_charge_id", "chargeId must be 1-64 of A-Z a-z 0-9 - _ .")
 	}
 	db := s.db(t)
 	it, err := db.Get(ctx, kit.Key{PK: keys.Charge(t.ID, chargeID), SK: keys.ChargeSK}, true)
 	if err != nil {
-		return nil, lk, fmt.Errorf("charges: read lookup: %w", err)
+		return nil, fmt.Errorf("charges: read lookup: %w", err)
 	}
 	if it == nil {
-		return nil, lk, errChargeNotFound
+		return nil, errChargeNotFound
 	}
+	var lk Lookup
 	if err := attributevalue.UnmarshalMap(it, &lk); err != nil {
-		return nil, lk, fmt.Errorf("charges: decode lookup: %w", err)
+		return nil, fmt.Errorf("charges: decode lookup: %w", err)
 	}
 	item, err := s.item(ctx, t, kit.Key{PK: keys.Debtor(t.ID, lk.DebtorKey), SK: keys.ContractCharge(lk.ContractID, chargeID)})
 	if err != nil {
-		return nil, lk, err
+		return nil, err
 	}
 	if item.Method != PIX || item.PixType == "" {
-		return nil, lk, errNotAtPSP
+		return nil, errNotAtPSP
 	}
-	return item, lk, nil
+	return item, nil
 }
 
 func (s *Service) item(ctx context.Context, t *tenant.Tenant, key kit.Key) (*chargeItem, error) {
@@ -118,9 +107,9 @@ func (s *Service) provider(ctx context.Context, t *tenant.Tenant) (psp.PSP, erro
 
 // AtPSP reads a Pix charge back from the tenant's PSP (GET /cob|cobv/{txid}):
 // its status and the payments it lists, whatever the engine recorded.
-func (s *Service) AtPSP(ctx context.Context, t *tenant.Tenant, chargeID string) (*PixCharge, error) {
+func (s *Service) AtPSP(ctx context.Context, t *tenant.Tenant, chargeID string) (*psp.Charge, error) {
 	ctx = kit.Within(ctx, "charge.at_psp")
-	item, lk, err := s.load(ctx, t, chargeID)
+	item, err := s.load(ctx, t, chargeID)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +121,7 @@ func (s *Service) AtPSP(ctx context.Context, t *tenant.Tenant, chargeID string) 
 	if err != nil {
 		return nil, pspError(err)
 	}
-	return &PixCharge{ChargeID: chargeID, DebtorKey: lk.DebtorKey, ContractID: lk.ContractID, Seq: lk.Seq, Status: item.Status, AtPSP: ch}, nil
+	return ch, nil
 }
 
 // Cancel removes a Pix charge at the tenant's PSP (PATCH, status
@@ -143,7 +132,7 @@ func (s *Service) AtPSP(ctx context.Context, t *tenant.Tenant, chargeID string) 
 // the webhook or by reconcile — cancelling never refuses money (ADR 0048).
 func (s *Service) Cancel(ctx context.Context, t *tenant.Tenant, chargeID string) (*Cancelled, error) {
 	ctx = kit.Within(ctx, "charge.cancel")
-	item, _, err := s.load(ctx, t, chargeID)
+	item, err := s.load(ctx, t, chargeID)
 	if err != nil {
 		return nil, err
 	}

@@ -38,11 +38,11 @@ func (s *Service) Reconcile(ctx context.Context, t *tenant.Tenant, chargeID stri
 	if err != nil {
 		return nil, err
 	}
-	listed := ch.AtPSP.Payments
+	listed := ch.Payments
 	if len(listed) > MaxPixPayments {
 		return nil, errs.E(errs.Rule, "too_many_payments", "the PSP lists more than %d payments for the charge", MaxPixPayments)
 	}
-	out := &Reconciled{ChargeID: chargeID, PSPStatus: ch.AtPSP.Status, Payments: make([]PixResult, len(listed))}
+	out := &Reconciled{ChargeID: chargeID, PSPStatus: ch.Status, Payments: make([]PixResult, len(listed))}
 	var valid []PixPayment
 	var at []int // the position in listed of each valid payment
 	seen := map[string]bool{}

@@ -131,25 +131,21 @@ func (s *Service) Resolve(ctx context.Context, t *tenant.Tenant, settlementID, c
 	return out, nil
 }
 
-// record reads the STL item, strongly consistent.
+// record reads the STL item, strongly consistent, with its resolution;
+// errSettlementNotFound when there is none.
 func (s *Service) record(ctx context.Context, db *kit.Tenant, t *tenant.Tenant, settlementID string) (*stlItem, *resolution, kit.Item, error) {
-	pk, sk := settlementKey(t.ID, settlementID)
-	it, err := db.Get(ctx, kit.Key{PK: pk, SK: sk}, true)
+	stl, it, err := s.stlRecord(ctx, db, t, settlementID)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("settlement: read record: %w", err)
+		return nil, nil, nil, err
 	}
-	if it == nil {
+	if stl == nil {
 		return nil, nil, nil, errSettlementNotFound
 	}
-	var stl stlItem
 	var res resolution
-	if err := attributevalue.UnmarshalMap(it, &stl); err != nil {
-		return nil, nil, nil, fmt.Errorf("settlement: decode record: %w", err)
-	}
 	if err := attributevalue.UnmarshalMap(it, &res); err != nil {
 		return nil, nil, nil, fmt.Errorf("settlement: decode record: %w", err)
 	}
-	return &stl, &res, it, nil
+	return stl, &res, it, nil
 }
 
 // resolveActions builds the resolve's transaction from prepare's: its

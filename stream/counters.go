@@ -11,11 +11,8 @@ import (
 
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/contract"
 )
-
-// headerType is the contract header's item type (contract.TypeHeader);
-// the counters read only headers.
-const headerType = "CONTRACT"
 
 // summaryType is the type of a bucket counters item.
 const summaryType = "BUCKET_SUMMARY"
@@ -55,7 +52,7 @@ func (c counters) apply(r Record) {
 
 // inBucket reports the bucket a header image is counted in.
 func inBucket(img map[string]types.AttributeValue) (counterKey, int64, bool) {
-	if str(img, "type") != headerType {
+	if str(img, "type") != contract.TypeHeader { // the counters read only headers
 		return counterKey{}, 0, false
 	}
 	p, err := keys.Parse(keys.GSI2PK, str(img, "GSI2PK"))

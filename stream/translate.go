@@ -154,17 +154,17 @@ func ownerOf(img map[string]types.AttributeValue) (owner, error) {
 }
 
 // decode decodes both images into T; a nil old image is the zero T (an
-// insert), and old reports whether there was one.
-func decode[T any](r Record) (prev, cur T, old bool, err error) {
+// insert).
+func decode[T any](r Record) (prev, cur T, err error) {
 	if err = attributevalue.UnmarshalMap(r.New, &cur); err != nil {
-		return prev, cur, false, fmt.Errorf("new image: %w", err)
+		return prev, cur, fmt.Errorf("new image: %w", err)
 	}
 	if r.Old != nil {
 		if err = attributevalue.UnmarshalMap(r.Old, &prev); err != nil {
-			return prev, cur, false, fmt.Errorf("old image: %w", err)
+			return prev, cur, fmt.Errorf("old image: %w", err)
 		}
 	}
-	return prev, cur, r.Old != nil, nil
+	return prev, cur, nil
 }
 
 // date checks a stored civil date ("" stays ""), so an event never
@@ -197,7 +197,7 @@ func dates(fields map[string]*string) error {
 // bucket), the status with its reason, and the bureau report. One change
 // may carry several: a payment that cures moves the bucket too.
 func translateHeader(r Record) ([]Event, error) {
-	before, h, _, err := decode[contract.Header](r)
+	before, h, err := decode[contract.Header](r)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func translateHeader(r Record) ([]Event, error) {
 // translatePromise emits a promise's resolution, kept or broken; a
 // cancelled promise (a write-off) is neither.
 func translatePromise(r Record) ([]Event, error) {
-	before, p, _, err := decode[arrangement.Promise](r)
+	before, p, err := decode[arrangement.Promise](r)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func reasonCode(s string) string { return strings.ToUpper(strings.ReplaceAll(s, 
 // or LAPSED (the down payment not paid), which the statusReason tells
 // apart.
 func translateAgreement(r Record) ([]Event, error) {
-	before, a, _, err := decode[arrangement.Agreement](r)
+	before, a, err := decode[arrangement.Agreement](r)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func translateAgreement(r Record) ([]Event, error) {
 // it goes to suspense. The STL record is the one source, so the suspense
 // entry written with it adds nothing.
 func translateSettlement(r Record) ([]Event, error) {
-	before, s, _, err := decode[settlement.Record](r)
+	before, s, err := decode[settlement.Record](r)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func translateSettlement(r Record) ([]Event, error) {
 // that refused it. The debtor's state (uf) stays out: it is part of an
 // address.
 func translateContact(r Record) ([]Event, error) {
-	before, c, _, err := decode[contactlimit.Evidence](r)
+	before, c, err := decode[contactlimit.Evidence](r)
 	if err != nil {
 		return nil, err
 	}

@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/errs"
 	"lastro/collections/keys"
-	"lastro/collections/kit"
 	"lastro/collections/secret"
 )
 
@@ -47,20 +43,10 @@ func (s *Service) SetEventsWebhook(ctx context.Context, t *Tenant, in EventsWebh
 	if err != nil {
 		return nil, err
 	}
-	pk := keys.Tenant(t.ID)
-	ctx, _ = kit.Operation(ctx, "tenant.events-webhook")
 	upd := expression.Set(expression.Name("eventsWebhookUrl"), expression.Value(in.URL)).
-		Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(pk)))).
-		Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(s.clock.Now())))
-	cond := expression.Name("version").Equal(expression.Value(t.Version))
-	_, err = s.kit.Tenant(t.ID, nil).Update(ctx, kit.Key{PK: pk, SK: keys.TenantSK}, upd, &cond, types.ReturnValueNone)
-	s.Invalidate(t.ID)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return nil, errs.E(errs.Conflict, "tenant_changed", "the tenant changed concurrently; retry")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("set events webhook: %w", err)
+		Set(expression.Name("secrets"), expression.Value(s.box.Seal(raw, []byte(keys.Tenant(t.ID)))))
+	if err := s.setVersioned(ctx, t, "events-webhook", upd); err != nil {
+		return nil, err
 	}
 	return &EventsWebhookConfigured{URL: in.URL, Secret: sec.Events}, nil
 }

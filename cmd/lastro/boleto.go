@@ -10,6 +10,7 @@ import (
 
 	"lastro/boleto"
 	"lastro/collections/calendar"
+	"lastro/report"
 	"lastro/tenant"
 )
 
@@ -51,7 +52,7 @@ func boletoCmd(args []string, stdout, stderr io.Writer, now time.Time) error {
 	w.printf("bank            %s\n", b.Bank)
 	w.printf("currency        %c\n", b.Currency)
 	w.printf("due date        %s (factor %04d, read around %s)\n", due, b.Factor, ref)
-	w.printf("amount          %s (%d cents)\n", reais(b.AmountCents), b.AmountCents)
+	w.printf("amount          %s (%d cents)\n", report.BRL(b.AmountCents), b.AmountCents)
 	w.printf("free field      %s\n", b.FreeField)
 	if fields, ok := b.Fields(); ok {
 		for _, f := range fields {
@@ -76,19 +77,6 @@ func referenceDate(flagValue string, now time.Time) (calendar.Date, error) {
 		return calendar.Date{}, err
 	}
 	return calendar.Today(now, loc), nil
-}
-
-// reais writes cents as R$ 1.234,56.
-func reais(cents int64) string {
-	units := fmt.Sprint(cents / 100)
-	var b strings.Builder
-	for i, r := range units {
-		if i > 0 && (len(units)-i)%3 == 0 {
-			b.WriteByte('.')
-		}
-		b.WriteRune(r)
-	}
-	return fmt.Sprintf("R$ %s,%02d", b.String(), cents%100)
 }
 
 // errWriter keeps the first write error, so a closed stdout is reported

@@ -290,18 +290,12 @@ func Bind(c echo.Context, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	// The body is all in memory now: only the read above can meet the
+	// size limit, the decoder cannot.
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errTooLarge
-		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: %s", jsonProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errTooLarge
-		}
 		return errs.E(errs.Invalid, "invalid_json", "malformed JSON body: trailing data")
 	}
 	// After the decode, so a malformed body keeps its precise message.
