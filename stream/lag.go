@@ -35,10 +35,11 @@ func NewLag(reg prometheus.Registerer, clk clock.Clock) (*Lag, error) {
 	return l, nil
 }
 
-// Observe records one committed chunk.
+// Observe records one committed chunk. The age goes first: a scrape
+// that sees a chunk's records counted then sees its shard's lag too.
 func (l *Lag) Observe(p Progress) {
-	l.records.Add(float64(p.Records))
 	if !p.Newest.IsZero() {
 		l.age.WithLabelValues(p.Shard).Set(max(0, l.clock.Now().Sub(p.Newest).Seconds()))
 	}
+	l.records.Add(float64(p.Records))
 }
