@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -175,22 +176,33 @@ func TestSlowConnectionFloodIsRefusedPastTheCaps(t *testing.T) {
 }
 
 // TestInFlightCapAnswers503: with the in-flight cap taken by two slow
-// requests (tenant creations whose handler waits on the body), a third is answered 503 with Retry-After in the error shape;
-// once they are gone the server answers again.
+// requests (tenant creations whose handler waits on the body), a third is
+// answered 503 with Retry-After in the error shape; once they are gone the
+// server answers again.
 func TestInFlightCapAnswers503(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": ":memory:", "LASTRO_ADMIN_TOKEN": testAdminToken},
 		"--max-in-flight", "2", "--read-timeout", "30s")
-	var conns []net.Conn
-	for range 2 {
+	slow := func() net.Conn {
 		conn, err := net.Dial("tcp", s.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		conns = append(conns, conn)
 		io.WriteString(conn, "POST /v1/tenants HTTP/1.1\r\nHost: lastro\r\nAuthorization: Bearer "+testAdminToken+
 			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+		return conn
+	}
+	conns := []net.Conn{slow(), slow()}
+	// answered reports whether the server already answered conn: a slow
+	// request that reached the server while a probe held the other slot
+	// was itself refused, and must be sent again.
+	answered := func(conn net.Conn) bool {
+		conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		var b [1]byte
+		_, err := conn.Read(b[:])
+		var ne net.Error
+		return !errors.As(err, &ne) || !ne.Timeout()
 	}
 	get := func() *http.Response {
 		resp, err := http.Get("http://" + s.addr + "/healthz")
@@ -202,9 +214,15 @@ func TestInFlightCapAnswers503(t *testing.T) {
 	}
 	// The slow requests hold their slots until the 30 s read timeout; on a
 	// loaded machine they may take seconds to reach the handler, so the
-	// wait is bounded well inside that window rather than tightly.
+	// wait is bounded well inside that window.
 	saw503, last := false, ""
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !saw503; time.Sleep(50 * time.Millisecond) {
+		for i, c := range conns {
+			if answered(c) {
+				c.Close()
+				conns[i] = slow()
+			}
+		}
 		resp := get()
 		saw503 = resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "1"
 		last = resp.Status
@@ -226,7 +244,7 @@ func TestInFlightCapAnswers503(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if get().StatusCode == http.StatusOK {
 			break
 		}
