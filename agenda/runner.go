@@ -33,8 +33,9 @@ const (
 	DefaultCatchUp = 7                // days before the run date still processed (k)
 	DefaultLease   = 30 * time.Second // a shard's lease, renewed at every page
 	// DefaultParallel entries of one shard run at once: enough to overlap
-	// one entry's waits (fsyncs, a messaging provider) with another's work.
-	DefaultParallel = 4
+	// one entry's waits (fsyncs, a messaging provider) with the others'
+	// work, so a run keeps both cores busy (docs/performance.md).
+	DefaultParallel = 16
 	pageSize        = 100
 )
 
@@ -245,51 +246,51 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 					return rep, err
 				}
 			}
-			// Entries are independent contracts: a few run at once, so the
-			// shard's waits (fsyncs, the provider) overlap. A group is done
-			// as a whole before the position moves past it.
-			for len(entries) > 0 {
-				group := entries[:min(r.d.Parallel, len(entries))]
-				entries = entries[len(group):]
-				results := r.executeAll(ctx, t, date, group)
-				var stop error
-				for i, res := range results {
-					e := group[i]
-					switch err := res.err; {
-					case err == nil:
-					case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
-						// The run cannot go on (stopped, or the store is
-						// unavailable): the checkpoint has the position. The
-						// rest of the group is still counted: an entry beside
-						// this one may have committed and sent its message.
-						if stop == nil {
-							stop = fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
-						}
-						continue
-					default:
-						// One contract's failure (contended past the retries, the
-						// bureau down, a bad item) must not stop the shard: its
-						// entry stays, so the next run of the catch-up window
-						// takes it again.
-						r.d.Logger.WarnContext(ctx, "agenda action failed, left for the next run", "tenant", t.ID, "contract", e.ContractID,
-							"action", e.Action, "error", err.Error())
-						res.out = outcome{failed: true}
+			// Entries are independent contracts: several run at once, so
+			// the shard's waits (fsyncs, the provider) overlap. Results are
+			// taken in the index's order, and the position moves only past
+			// entries that are done, along with everything before them.
+			var stop error
+			r.executeWindow(ctx, t, date, entries, func(e entry, res result) bool {
+				switch err := res.err; {
+				case err == nil:
+				case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
+					// The run cannot go on (stopped, or the store is
+					// unavailable): the checkpoint has the position. The
+					// entries already running are still counted: one beside
+					// this may have committed and sent its message.
+					if stop == nil {
+						stop = fmt.Errorf("agenda: contract %s: %w", e.ContractID, err)
 					}
-					res.out.count(&rep)
-					done++
+					return false
+				default:
+					// One contract's failure (contended past the retries, the
+					// bureau down, a bad item) must not stop the shard: its
+					// entry stays, so the next run of the catch-up window
+					// takes it again.
+					r.d.Logger.WarnContext(ctx, "agenda action failed, left for the next run", "tenant", t.ID, "contract", e.ContractID,
+						"action", e.Action, "error", err.Error())
+					res.out = outcome{failed: true}
 				}
+				res.out.count(&rep)
+				done++
 				if stop != nil {
-					return rep, stop
+					return false
 				}
-				after = group[len(group)-1].SK
+				after = e.SK
 				// Renew the lease well before it expires, even inside a slow
 				// page (a provider retrying), so no one takes the shard over.
 				if r.d.LeaseClock.Now().Sub(renewed) > r.d.Lease/3 {
 					if err := r.checkpoint(ctx, t, date, shard, p.String(), after, rep); err != nil {
-						return rep, err
+						stop = err
+						return false
 					}
 					renewed = r.d.LeaseClock.Now()
 				}
+				return true
+			})
+			if stop != nil {
+				return rep, stop
 			}
 			if len(page.Items) == 0 {
 				break
@@ -317,18 +318,38 @@ type result struct {
 	err error
 }
 
-// executeAll executes entries at once, one goroutine each.
-func (r *Runner) executeAll(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry) []result {
+// executeWindow executes entries with at most Parallel running at once,
+// each in its own goroutine, and hands each result to take in the
+// entries' order (a finished entry waits for those before it). Once take
+// returns false no further entry starts; those running are still handed
+// over, so every entry started is accounted for.
+func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry, take func(entry, result) bool) {
 	results := make([]result, len(entries))
-	var wg sync.WaitGroup
-	for i, e := range entries {
-		wg.Go(func() {
-			out, err := r.execute(ctx, t, date, e)
-			results[i] = result{out, err}
-		})
+	ready := make([]bool, len(entries))
+	finished := make(chan int, len(entries))
+	started, next, running := 0, 0, 0
+	going := true
+	for next < len(entries) {
+		for going && started < len(entries) && running < r.d.Parallel {
+			i := started
+			started++
+			running++
+			go func() {
+				out, err := r.execute(ctx, t, date, entries[i])
+				results[i] = result{out, err}
+				finished <- i
+			}()
+		}
+		if running == 0 {
+			return // stopped: nothing left running
+		}
+		ready[<-finished] = true
+		running--
+		for next < started && ready[next] {
+			going = take(entries[next], results[next]) && going
+			next++
+		}
 	}
-	wg.Wait()
-	return results
 }
 
 func sum(m map[string]int) int {
