@@ -41,7 +41,15 @@ type Options struct {
 	// B, prefix P go to ExportDir/B/P. Empty means "exports" in Dir, or,
 	// for an in-memory store, a temporary folder removed by Close.
 	ExportDir string
+	// CacheSize is the storage engine's block cache in bytes; 0 means
+	// DefaultCacheSize. It holds read blocks and grows only as they are
+	// read.
+	CacheSize int64
 }
+
+// DefaultCacheSize is the block cache's capacity unless Options.CacheSize
+// says otherwise.
+const DefaultCacheSize = storage.DefaultCacheSize
 
 // Store is an embedded DynamoDB-compatible database. It is safe for
 // concurrent use; serve it with Handler.
@@ -88,7 +96,7 @@ func Open(opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: s.log, Mark: s.streams.last.Load})
+	db, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: s.log, Mark: s.streams.last.Load, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}

@@ -23,6 +23,7 @@ type config struct {
 	KMSKeyID   string           // LASTRO_KMS_KEY_ID
 	DataKey    string           // LASTRO_DATA_KEY (base64, 32 bytes)
 	StoreAddr  string           // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
+	StoreCache int64            // LASTRO_STORE_CACHE_MB, in bytes: the embedded store's block cache
 	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
 	Scheduler  bool             // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
 	Stream     bool             // LASTRO_STREAM: lastro serve also runs the stream consumer ("on" enables)
@@ -90,6 +91,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "on", "on: serve mounts the sandbox Pix PSP under /psp-sandbox as the PSP of tenants that configured none; off: none (production)"},
 	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
+	{"LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "embedded store's block cache in MiB (8-1048576); it fills only as data is read"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -161,8 +163,12 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if streamOn != "on" && streamOn != "off" {
 		return config{}, fmt.Errorf("LASTRO_STREAM must be on or off, got %q", streamOn)
 	}
+	cacheMB, err := strconv.Atoi(*vals["LASTRO_STORE_CACHE_MB"])
+	if err != nil || cacheMB < 8 || cacheMB > 1<<20 {
+		return config{}, fmt.Errorf("LASTRO_STORE_CACHE_MB must be 8-1048576, got %q", *vals["LASTRO_STORE_CACHE_MB"])
+	}
 	return config{
-		PSPSandbox: sandbox == "on",
+		PSPSandbox: sandbox == "on", StoreCache: int64(cacheMB) << 20,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,

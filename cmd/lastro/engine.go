@@ -125,7 +125,7 @@ func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
 	// The store's TTL runs on the engine's clock: under a frozen LASTRO_NOW
 	// a day's contact counter must not be swept as if that day were long
 	// past (the limit would reset mid-day).
-	opts := ddblocal.Options{Logger: a.log, Now: clk.Now}
+	opts := ddblocal.Options{Logger: a.log, Now: clk.Now, CacheSize: a.cfg.StoreCache}
 	where := ":memory:"
 	if dir != "" {
 		if err := usableDir(dir); err != nil {

@@ -26,13 +26,16 @@ var (
 	ErrClosed = errors.New("storage: store closed")
 )
 
-// Engine sizes. A larger memtable flushes less often, so fewer small L0
-// tables are compacted again; the block cache keeps the hot part of the
-// table uncompressed in memory.
-const (
-	memTableSize   = 32 << 20
-	blockCacheSize = 128 << 20
-)
+// memTableSize: a larger memtable flushes less often, so fewer small L0
+// tables are compacted again.
+const memTableSize = 32 << 20
+
+// DefaultCacheSize is the block cache's capacity unless configured. The
+// cache keeps read blocks uncompressed and grows only as blocks are read,
+// so a small store never uses it all; a table of a hundred thousand
+// contracts (about 1 GB on disk) needs this much for its hot part
+// (docs/performance.md, "Agenda run").
+const DefaultCacheSize = 1 << 30
 
 // Options configure Open.
 type Options struct {
@@ -45,6 +48,9 @@ type Options struct {
 	// view reports it (View.Mark). The store passes the last stream
 	// sequence number, so a reader knows which records its view holds.
 	Mark func() uint64
+	// CacheSize is the block cache's capacity in bytes; 0 means
+	// DefaultCacheSize.
+	CacheSize int64
 }
 
 // DB is an open storage engine with its commit pipeline.
@@ -64,8 +70,12 @@ func Open(o Options) (*DB, error) {
 	po := &pebble.Options{Logger: quietLogger{log}, MemTableSize: memTableSize}
 	// The block cache is shared by every read: Pebble's 8 MB default
 	// misses on most reads of a table of a few hundred MB, and each miss
-	// decompresses a block (docs/performance.md, "Agenda run").
-	cache := pebble.NewCache(blockCacheSize)
+	// reads and decompresses a block (docs/performance.md, "Agenda run").
+	size := o.CacheSize
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	cache := pebble.NewCache(size)
 	defer cache.Unref() // the engine holds its own reference
 	po.Cache = cache
 	dir := o.Dir
