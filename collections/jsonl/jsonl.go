@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 )
 
@@ -63,6 +64,9 @@ func (f *File) AppendAll(vs ...any) error {
 	mine := f.written
 	f.mu.Unlock()
 
+	// Writers that are ready to append go first, so the sync below
+	// covers them too; with nothing else runnable this returns at once.
+	runtime.Gosched()
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	if f.synced >= mine {
