@@ -116,7 +116,7 @@ func (s *Store) Handler() http.Handler {
 			writeError(w, ae)
 			return
 		}
-		out, err := json.Marshal(resp)
+		out, err := encodeResponse(resp)
 		if err != nil {
 			s.log.Error("encode response", "op", target, "err", err)
 			writeError(w, internal(err))
@@ -176,6 +176,16 @@ func writeError(w http.ResponseWriter, e *apiError) {
 
 // decode unmarshals a request body, answering malformed JSON with
 // DynamoDB's SerializationException.
+// encodeResponse renders an operation's answer. An answer that encodes
+// itself (the pages and items, whose JSON is appended directly) is not
+// passed through json.Marshal, which would validate and copy it again.
+func encodeResponse(resp any) ([]byte, error) {
+	if m, ok := resp.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(resp)
+}
+
 func decode(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError

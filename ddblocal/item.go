@@ -125,6 +125,17 @@ type getItemOutput struct {
 	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
 }
 
+// MarshalJSON appends the item as it is (ADR 0053).
+func (o getItemOutput) MarshalJSON() ([]byte, error) {
+	b := append(make([]byte, 0, 256), '{')
+	if o.Item != nil {
+		b = append(b, `"Item":`...)
+		b = av.AppendItemJSON(b, *o.Item)
+	}
+	b, err := appendMember(b, "ConsumedCapacity", o.ConsumedCapacity)
+	return append(b, '}'), err
+}
+
 // attributesToGet checks the length constraint of an AttributesToGet member.
 func attributesToGet(c *constraints, member string, names []string) {
 	if names != nil && len(names) == 0 {

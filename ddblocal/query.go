@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strconv"
+
 	"lastro/ddblocal/internal/storage"
 
 	"lastro/ddblocal/internal/av"
@@ -26,15 +28,48 @@ type pageOutput struct {
 
 // MarshalJSON keeps an empty page's "Items": [] (omitempty would drop it);
 // only a Select COUNT page, whose Items is nil, answers without the member.
+// The items are appended as they are: encoding/json would validate and
+// copy every item's JSON again (ADR 0053).
 func (o pageOutput) MarshalJSON() ([]byte, error) {
-	type fields pageOutput // the same members, without this method
-	if o.Items == nil {
-		return json.Marshal(fields(o))
+	b := append(make([]byte, 0, 512), '{')
+	if o.Items != nil {
+		b = append(b, `"Items":[`...)
+		for i, it := range o.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = av.AppendItemJSON(b, it)
+		}
+		b = append(b, "],"...)
 	}
-	return json.Marshal(struct {
-		Items []av.Item `json:"Items"`
-		fields
-	}{o.Items, fields(o)})
+	b = append(b, `"Count":`...)
+	b = strconv.AppendInt(b, int64(o.Count), 10)
+	b = append(b, `,"ScannedCount":`...)
+	b = strconv.AppendInt(b, int64(o.ScannedCount), 10)
+	if len(o.LastEvaluatedKey) > 0 {
+		b = append(b, `,"LastEvaluatedKey":`...)
+		b = av.AppendItemJSON(b, o.LastEvaluatedKey)
+	}
+	b, err := appendMember(b, "ConsumedCapacity", o.ConsumedCapacity)
+	return append(b, '}'), err
+}
+
+// appendMember appends ,"name":v unless v is nil, for the small members
+// beside the items, which encoding/json writes well enough.
+func appendMember[T any](b []byte, name string, v *T) ([]byte, error) {
+	if v == nil {
+		return b, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = av.AppendString(b, name)
+	b = append(b, ':')
+	return append(b, raw...), nil
 }
 
 // readPlan is everything a Query or Scan needs to walk one key range.

@@ -319,6 +319,9 @@ func AppendJSON(buf []byte, v *Value) []byte {
 	return append(buf, '}')
 }
 
+// AppendString appends s as a JSON string; invalid UTF-8 is replaced.
+func AppendString(buf []byte, s string) []byte { return appendString(buf, s) }
+
 // AppendItemJSON appends the wire form of an item (a JSON object).
 func AppendItemJSON(buf []byte, it map[string]*Value) []byte {
 	buf = append(buf, '{')
