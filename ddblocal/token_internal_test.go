@@ -1,7 +1,12 @@
 package ddblocal
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,4 +65,69 @@ func TestTransactTokenInFlight(t *testing.T) {
 	if _, err := call(t, s, "TransactWriteItems", body); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
+}
+
+// TestCanonicalHashIgnoresMemberOrderAndSpace: two bodies that differ only
+// in the order of object members or in insignificant space hash alike; a
+// change to any name, value or array order does not.
+func TestCanonicalHashIgnoresMemberOrderAndSpace(t *testing.T) {
+	t.Parallel()
+	base := `{"TransactItems":[{"Put":{"TableName":"t","Item":{"PK":{"S":"a"},"n":{"N":"1.50"},"l":{"L":[{"S":"x"},{"BOOL":true},{"NULL":true}]}}}}],"ClientRequestToken":"tok","Esc":"a\"b\\c\u00e9"}`
+	same := []string{
+		`{"ClientRequestToken":"tok","Esc":"a\"b\\c\u00e9","TransactItems":[{"Put":{"Item":{"l":{"L":[{"S":"x"},{"BOOL":true},{"NULL":true}]},"n":{"N":"1.50"},"PK":{"S":"a"}},"TableName":"t"}}]}`,
+		" {\n\t\"TransactItems\" : [ { \"Put\" : { \"TableName\" : \"t\" , \"Item\" : { \"PK\" : { \"S\" : \"a\" } , \"n\" : { \"N\" : \"1.50\" } , \"l\" : { \"L\" : [ { \"S\" : \"x\" } , { \"BOOL\" : true } , { \"NULL\" : true } ] } } } } ] , \"ClientRequestToken\" : \"tok\" , \"Esc\" : \"a\\\"b\\\\c\\u00e9\" }\r\n",
+	}
+	differ := []string{
+		strings.Replace(base, `"1.50"`, `"1.5"`, 1),
+		strings.Replace(base, `{"S":"x"},{"BOOL":true}`, `{"BOOL":true},{"S":"x"}`, 1),
+		strings.Replace(base, `"PK"`, `"pk"`, 1),
+		strings.Replace(base, `true},{"NULL"`, `false},{"NULL"`, 1),
+		strings.Replace(base, `"tok"`, `"tok2"`, 1),
+		`{}`, `[]`, `{"a":{}}`, `{"a":[]}`,
+	}
+	want := canonicalHash([]byte(base))
+	for _, b := range same {
+		if canonicalHash([]byte(b)) != want {
+			t.Errorf("same request, different hash:\n%s", b)
+		}
+	}
+	seen := map[[32]byte]string{want: base}
+	for _, b := range differ {
+		h := canonicalHash([]byte(b))
+		if prev, dup := seen[h]; dup {
+			t.Errorf("different requests, same hash:\n%s\n%s", b, prev)
+		}
+		seen[h] = b
+	}
+	// What does not parse hashes as its bytes.
+	for _, bad := range []string{`{"a":`, `{"a" 1}`, `{"a":1,}`, `[1 2]`, `{"a":1} x`, `"open`, ``} {
+		if canonicalHash([]byte(bad)) != sha256.Sum256([]byte(bad)) {
+			t.Errorf("unparsable %q was canonicalized", bad)
+		}
+	}
+}
+
+// FuzzCanonical: the canonical form of valid JSON is valid JSON, its own
+// canonical form, and holds the same values.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[true,null,{"d":"x","c":-1.5e3}]}`, `[]`, `"s\"q"`, ` { } `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, ok := canonical(in) // never panics, whatever in is
+		if !json.Valid(in) {
+			return
+		}
+		if !ok || !json.Valid(out) {
+			t.Fatalf("valid %q: canonical %q (ok %v)", in, out, ok)
+		}
+		again, _ := canonical(out)
+		if !bytes.Equal(again, out) {
+			t.Fatalf("canonical form of %q is not stable: %q then %q", in, out, again)
+		}
+		var a, b any
+		if json.Unmarshal(in, &a) == nil && json.Unmarshal(out, &b) == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q and its canonical form %q differ", in, out)
+		}
+	})
 }

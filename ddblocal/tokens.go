@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"lastro/ddblocal/internal/storage"
+	"slices"
 	"sync"
 	"time"
+
+	"lastro/ddblocal/internal/storage"
 )
 
 // Idempotency tokens (ClientRequestToken of TransactWriteItems and
@@ -25,20 +27,176 @@ import (
 const tokenTTL = 10 * time.Minute
 
 // canonicalHash hashes a JSON request in canonical form: object members
-// sorted by name, no insignificant space, numbers as written. A body that
-// does not parse hashes as its bytes (it fails validation anyway).
+// sorted by name, no insignificant space, strings and numbers as written
+// (one serializer writes the same value the same way; it is the member
+// order of maps that varies). A body that does not parse hashes as its
+// bytes (it fails validation anyway). The form is built in one pass over
+// the bytes: decoding into interface values and encoding them again cost
+// a transaction a fifth of its time (ADR 0053).
 func canonicalHash(body []byte) [32]byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return sha256.Sum256(body)
+	if out, ok := canonical(body); ok {
+		return sha256.Sum256(out)
 	}
-	raw, err := json.Marshal(v) // encoding/json sorts map keys
-	if err != nil {
-		return sha256.Sum256(body)
+	return sha256.Sum256(body)
+}
+
+// canonical returns the canonical form of body; false if it does not parse.
+func canonical(body []byte) ([]byte, bool) {
+	c := canonicalizer{in: body}
+	out, ok := c.value(make([]byte, 0, len(body)))
+	if ok {
+		c.space()
+		ok = c.pos == len(body)
 	}
-	return sha256.Sum256(raw)
+	return out, ok
+}
+
+// canonicalizer writes the canonical form of the JSON text in, from pos.
+type canonicalizer struct {
+	in  []byte
+	pos int
+}
+
+func (c *canonicalizer) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value appends the canonical form of the next value to out.
+func (c *canonicalizer) value(out []byte) ([]byte, bool) {
+	c.space()
+	if c.pos >= len(c.in) {
+		return out, false
+	}
+	switch ch := c.in[c.pos]; {
+	case ch == '{':
+		return c.object(out)
+	case ch == '[':
+		c.pos++
+		out = append(out, '[')
+		c.space()
+		if c.pos < len(c.in) && c.in[c.pos] == ']' {
+			c.pos++
+			return append(out, ']'), true
+		}
+		for {
+			var ok bool
+			if out, ok = c.value(out); !ok {
+				return out, false
+			}
+			c.space()
+			if c.pos >= len(c.in) {
+				return out, false
+			}
+			switch c.in[c.pos] {
+			case ',':
+				c.pos++
+				out = append(out, ',')
+			case ']':
+				c.pos++
+				return append(out, ']'), true
+			default:
+				return out, false
+			}
+		}
+	case ch == '"':
+		s, ok := c.str()
+		return append(out, s...), ok
+	default:
+		start := c.pos
+		for c.pos < len(c.in) && isLiteral(c.in[c.pos]) {
+			c.pos++
+		}
+		return append(out, c.in[start:c.pos]...), c.pos > start
+	}
+}
+
+// member is one object member: its name as written, its value's
+// canonical form in the object's scratch buffer.
+type member struct {
+	name       []byte
+	start, end int
+}
+
+func (c *canonicalizer) object(out []byte) ([]byte, bool) {
+	c.pos++ // '{'
+	var members []member
+	var scratch []byte
+	c.space()
+	if c.pos < len(c.in) && c.in[c.pos] == '}' {
+		c.pos++
+		return append(out, "{}"...), true
+	}
+	for {
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
+			return out, false
+		}
+		name, ok := c.str()
+		if !ok {
+			return out, false
+		}
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+			return out, false
+		}
+		c.pos++
+		start := len(scratch)
+		if scratch, ok = c.value(scratch); !ok {
+			return out, false
+		}
+		members = append(members, member{name, start, len(scratch)})
+		c.space()
+		if c.pos >= len(c.in) {
+			return out, false
+		}
+		if c.in[c.pos] == '}' {
+			c.pos++
+			break
+		}
+		if c.in[c.pos] != ',' {
+			return out, false
+		}
+		c.pos++
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.name, b.name) })
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, m.name...), ':'), scratch[m.start:m.end]...)
+	}
+	return append(out, '}'), true
+}
+
+// str returns the string at pos, quotes included, as written.
+func (c *canonicalizer) str() ([]byte, bool) {
+	start := c.pos
+	c.pos++ // '"'
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case '\\':
+			c.pos += 2
+		case '"':
+			c.pos++
+			return c.in[start:c.pos], true
+		default:
+			c.pos++
+		}
+	}
+	return nil, false
+}
+
+// isLiteral reports a byte of a number, true, false or null.
+func isLiteral(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b == '-' || b == '+' || b == '.' || b == 'E'
 }
 
 // txToken is the token of the transaction being run.
