@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -173,8 +174,10 @@ func (s *Service) Dunning(ctx context.Context, t *tenant.Tenant, v int) (*Dunnin
 	return d, nil
 }
 
-// maxAttempts bounds the retries of a policy change that lost a race.
-const maxAttempts = 4
+// conflicts paces the retries of a policy change that lost a race:
+// jittered, so publishers that collided (a transaction conflict can fail
+// both) do not collide again in lockstep.
+var conflicts = kit.Backoff{Attempts: 8, Base: 3 * time.Millisecond, Max: 100 * time.Millisecond}
 
 // publish writes the next version of a policy and makes it current in one
 // transaction; a concurrent change makes it re-read the tenant and retry.
@@ -183,33 +186,44 @@ const maxAttempts = 4
 func (s *Service) publish(ctx context.Context, t *tenant.Tenant, kind tenant.PolicyKind,
 	same func(current int) (bool, error), item func(v int, now string) (kit.Item, error)) (v int, created bool, err error) {
 	ctx, _ = kit.Operation(ctx, "policy.publish")
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 {
+	err = conflicts.Retry(ctx, func(attempt int) (bool, error) {
+		if attempt > 1 {
 			s.tenants.Invalidate(t.ID)
+			var err error
 			if t, err = s.tenants.Get(ctx, t.ID); err != nil {
-				return 0, false, err
+				return false, err
 			}
 		}
 		cur := t.Current(kind)
 		if unchanged, err := same(cur); err != nil || unchanged {
-			return cur, false, err
+			v = cur
+			return false, err
 		}
 		now := s.clock.Now()
 		it, err := item(cur+1, keys.Timestamp(now))
 		if err != nil {
-			return 0, false, err
+			return false, err
 		}
 		notExists := expression.AttributeNotExists(expression.Name("PK"))
 		err = s.kit.Tenant(t.ID, t.CursorKey()).Transact(ctx, kit.PutAction(it, &notExists), tenant.BumpPolicy(t, kind, cur+1, now))
-		if err == nil {
+		switch {
+		case err == nil:
 			s.tenants.Invalidate(t.ID)
-			return cur + 1, true, nil
+			v, created = cur+1, true
+			return false, nil
+		case errors.Is(err, kit.ErrConditionFailed), errors.Is(err, kit.ErrConflict):
+			return true, nil
+		default:
+			return false, fmt.Errorf("publish %s: %w", kind, err)
 		}
-		if !errors.Is(err, kit.ErrConditionFailed) && !errors.Is(err, kit.ErrConflict) {
-			return 0, false, fmt.Errorf("publish %s: %w", kind, err)
-		}
+	})
+	if errors.Is(err, kit.ErrAttemptsExhausted) {
+		return 0, false, errs.E(errs.Conflict, "policy_conflict", "the policy changed concurrently; retry")
 	}
-	return 0, false, errs.E(errs.Conflict, "policy_conflict", "the policy changed concurrently; retry")
+	if err != nil {
+		return 0, false, err
+	}
+	return v, created, nil
 }
 
 // PutCharges publishes a new charges policy version (created false when
