@@ -174,8 +174,6 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, status, out)
 }
 
-// decode unmarshals a request body, answering malformed JSON with
-// DynamoDB's SerializationException.
 // encodeResponse renders an operation's answer. An answer that encodes
 // itself (the pages and items, whose JSON is appended directly) is not
 // passed through json.Marshal, which would validate and copy it again.
@@ -186,6 +184,8 @@ func encodeResponse(resp any) ([]byte, error) {
 	return json.Marshal(resp)
 }
 
+// decode unmarshals a request body, answering malformed JSON with
+// DynamoDB's SerializationException.
 func decode(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError

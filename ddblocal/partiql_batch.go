@@ -212,7 +212,7 @@ func (s *Store) executeTransaction(ctx context.Context, body []byte) (out any, e
 	var token *txToken
 	if tok := in.ClientRequestToken; tok != nil {
 		token = &txToken{token: *tok, hash: canonicalHash(body), shape: func(out map[string]any) { out["Responses"] = []any{} }}
-		replay, err := s.tokens.begin(token.token, token.hash, s.now())
+		replay, err := s.tokens.begin(token.token, token.hash, body, s.now())
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lastro/ddblocal/internal/storage"
 )
 
 // Two TransactWriteItems with the same ClientRequestToken in flight at
@@ -130,4 +132,46 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("%q and its canonical form %q differ", in, out)
 		}
 	})
+}
+
+// TestTokenStoredByTheLegacyHashIsReplayed: a transaction whose token a
+// build before the one-pass canonical form stored (its hash escapes "<"
+// as encoding/json does) is replayed after the upgrade, not refused as a
+// different request; a really different body still is.
+func TestTokenStoredByTheLegacyHashIsReplayed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	mustCall(t, s, "CreateTable", raceTablePlain)
+	body := `{"ClientRequestToken":"tok-upgrade","TransactItems":[{"Put":{"TableName":"race","Item":{"pk":{"S":"a<b>&c"}}}}]}`
+	mustCall(t, s, "TransactWriteItems", body)
+	// Rewrite the stored hash as the previous build computed it.
+	key := storage.TokenKey("tok-upgrade")
+	v, err := s.db.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := canonicalHash([]byte(body)); !bytes.Equal(v[:32], h[:]) {
+		t.Fatal("the stored record does not start with the request's hash")
+	}
+	legacy := legacyCanonicalHash([]byte(body))
+	if legacy == canonicalHash([]byte(body)) {
+		t.Fatal("the body must hash differently under the two forms")
+	}
+	if err := s.db.Set(key, append(legacy[:], v[32:]...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openInternal(t, dir)
+	defer s.Close()
+	if _, err := call(t, s, "TransactWriteItems", body); err != nil {
+		t.Fatalf("retry across the upgrade: %v, want the stored answer", err)
+	}
+	other := strings.Replace(body, "a<b>&c", "other", 1)
+	var ae *apiError
+	if _, err := call(t, s, "TransactWriteItems", other); !errors.As(err, &ae) || ae.Type != "IdempotentParameterMismatchException" {
+		t.Fatalf("a different request with the same token: %v, want IdempotentParameterMismatchException", err)
+	}
 }

@@ -40,6 +40,24 @@ func canonicalHash(body []byte) [32]byte {
 	return sha256.Sum256(body)
 }
 
+// legacyCanonicalHash is the hash of builds before the one-pass form
+// (encoding/json's: strings escaped its way, members sorted by decoded
+// name). A token stored by such a build is still matched by it for its
+// ten minutes, so a retry across an upgrade is replayed, not refused.
+func legacyCanonicalHash(body []byte) [32]byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return sha256.Sum256(body)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return sha256.Sum256(body)
+	}
+	return sha256.Sum256(raw)
+}
+
 // canonical returns the canonical form of body; false if it does not parse.
 func canonical(body []byte) ([]byte, bool) {
 	c := canonicalizer{in: body}
@@ -245,18 +263,21 @@ type tokenEntry struct {
 	at      time.Time
 	running bool
 	durable bool // stored under metaTokenKey
+	// loaded: read from the store at Open, so possibly hashed by a build
+	// before the one-pass canonical form (legacyCanonicalHash).
+	loaded bool
 }
 
 // begin looks a token up: it answers a finished transaction's response
 // to replay, or an error (another request, or the first attempt still
 // running); otherwise it reserves the token and the caller must call
 // finish.
-func (c *tokenCache) begin(token string, hash [32]byte, now time.Time) (any, error) {
+func (c *tokenCache) begin(token string, hash [32]byte, body []byte, now time.Time) (any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[token]
 	if ok && (e.running || now.Sub(e.at) <= tokenTTL) {
-		if e.hash != hash {
+		if e.hash != hash && !(e.loaded && legacyCanonicalHash(body) == e.hash) {
 			return nil, &apiError{Type: "IdempotentParameterMismatchException", Status: 400,
 				Message: "The request uses the same client token as a previous, but non-identical request."}
 		}
@@ -347,7 +368,7 @@ func (s *Store) loadTokens() error {
 			b.Delete(k)
 			continue
 		}
-		e := tokenEntry{at: at, durable: true, resp: json.RawMessage(bytes.Clone(v[40:]))}
+		e := tokenEntry{at: at, durable: true, loaded: true, resp: json.RawMessage(bytes.Clone(v[40:]))}
 		copy(e.hash[:], v[:32])
 		if s.tokens.m == nil {
 			s.tokens.m = map[string]tokenEntry{}

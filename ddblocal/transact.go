@@ -79,7 +79,7 @@ func (s *Store) transactWriteItems(ctx context.Context, body []byte) (out any, e
 	var token *txToken
 	if tok := in.ClientRequestToken; tok != nil {
 		token = &txToken{token: *tok, hash: canonicalHash(body)}
-		if replay, err := s.tokens.begin(token.token, token.hash, s.now()); err != nil || replay != nil {
+		if replay, err := s.tokens.begin(token.token, token.hash, body, s.now()); err != nil || replay != nil {
 			return replay, err
 		}
 		defer func() { s.finishToken(token, out) }()
