@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -251,10 +252,13 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 			// taken in the index's order, and the position moves only past
 			// entries that are done, along with everything before them.
 			var stop error
-			r.executeWindow(ctx, t, date, entries, func(e entry, res result) bool {
+			halts := func(err error) bool {
+				return ctx.Err() != nil || errors.Is(err, kit.ErrThrottled) || errs.Is(err, errs.Transient)
+			}
+			r.executeWindow(ctx, t, date, entries, halts, func(e entry, res result) bool {
 				switch err := res.err; {
 				case err == nil:
-				case ctx.Err() != nil, errors.Is(err, kit.ErrThrottled), errs.Is(err, errs.Transient):
+				case halts(err):
 					// The run cannot go on (stopped, or the store is
 					// unavailable): the checkpoint has the position. The
 					// entries already running are still counted: one beside
@@ -318,33 +322,39 @@ type result struct {
 	err error
 }
 
-// executeWindow executes entries with at most Parallel running at once,
-// each in its own goroutine, and hands each result to take in the
-// entries' order (a finished entry waits for those before it). Once take
-// returns false no further entry starts; those running are still handed
-// over, so every entry started is accounted for.
-func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry, take func(entry, result) bool) {
+// executeWindow executes entries in a window of at most Parallel: an
+// entry starts once fewer than Parallel before it are still unhanded, so
+// a slow entry holds the window back rather than letting the rest of the
+// page run past it (and past the lease renewal that take does). Each
+// result goes to take in the entries' order. No further entry starts once
+// take returns false, ctx ends or an entry failed with an error that
+// stops the run (halts); those already running are still handed over, so
+// every entry started is accounted for.
+func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry,
+	halts func(error) bool, take func(entry, result) bool) {
 	results := make([]result, len(entries))
 	ready := make([]bool, len(entries))
 	finished := make(chan int, len(entries))
-	started, next, running := 0, 0, 0
+	var halted atomic.Bool
+	started, next := 0, 0
 	going := true
 	for next < len(entries) {
-		for going && started < len(entries) && running < r.d.Parallel {
+		for going && !halted.Load() && ctx.Err() == nil && started < len(entries) && started-next < r.d.Parallel {
 			i := started
 			started++
-			running++
 			go func() {
 				out, err := r.execute(ctx, t, date, entries[i])
+				if err != nil && halts(err) {
+					halted.Store(true)
+				}
 				results[i] = result{out, err}
 				finished <- i
 			}()
 		}
-		if running == 0 {
+		if next == started {
 			return // stopped: nothing left running
 		}
 		ready[<-finished] = true
-		running--
 		for next < started && ready[next] {
 			going = take(entries[next], results[next]) && going
 			next++
