@@ -72,6 +72,8 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
 		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
 		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on or off"},
+		{"store cache too small", map[string]string{"LASTRO_STORE_CACHE_MB": "4", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
+		{"store cache not a number", map[string]string{"LASTRO_STORE_CACHE_MB": "1GiB", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
 		{"10-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": "0123456789", "LASTRO_DATA_DIR": ":memory:"},
 			"LASTRO_ADMIN_TOKEN is 10 characters: use at least 32"},
 		{"31-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": testAdminToken[:31], "LASTRO_DATA_DIR": ":memory:"},
@@ -95,7 +97,7 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		args  []string
 		flags []string
 	}{
-		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR"}},
+		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR", "-store-cache-mb"}},
 		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir", "-archive"}},
 		{[]string{"stream", "-h"}, []string{"-once", "-kafka", "-eventbridge", "-events", "-dead-letter", "-archive", "-metrics", "-data-dir"}},
 		{[]string{"serve", "-h"}, []string{"-stream", "LASTRO_STREAM"}},
@@ -103,7 +105,7 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		{[]string{"table", "definition", "-h"}, []string{"-table"}},
 		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}},
 		{[]string{"inspect", "T#t-demo", "-h"}, []string{"-data-dir"}},
-		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir"}},
+		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir", "-store-cache-mb"}},
 		{[]string{"worker", "-h"}, []string{"-date", "-tenant", "-shard", "-data-dir", "LASTRO_SCHEDULER"}},
 		{[]string{"serve", "-h"}, []string{"-agenda-hour", "LASTRO_AGENDA_HOUR", "-scheduler"}},
 		{[]string{"demo", "seed", "-h"}, []string{"-tenant", "-debtors", "-seed", "-data-dir"}},

@@ -163,12 +163,12 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if streamOn != "on" && streamOn != "off" {
 		return config{}, fmt.Errorf("LASTRO_STREAM must be on or off, got %q", streamOn)
 	}
-	cacheMB, err := strconv.Atoi(*vals["LASTRO_STORE_CACHE_MB"])
-	if err != nil || cacheMB < 8 || cacheMB > 1<<20 {
-		return config{}, fmt.Errorf("LASTRO_STORE_CACHE_MB must be 8-1048576, got %q", *vals["LASTRO_STORE_CACHE_MB"])
+	cache, err := parseStoreCache(*vals["LASTRO_STORE_CACHE_MB"])
+	if err != nil {
+		return config{}, err
 	}
 	return config{
-		PSPSandbox: sandbox == "on", StoreCache: int64(cacheMB) << 20,
+		PSPSandbox: sandbox == "on", StoreCache: cache,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
@@ -178,3 +178,13 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 }
 
 func (c config) inMemory() bool { return c.DataDir == ":memory:" }
+
+// parseStoreCache reads LASTRO_STORE_CACHE_MB (serve's and ddb serve's)
+// and returns the cache in bytes.
+func parseStoreCache(mb string) (int64, error) {
+	n, err := strconv.Atoi(mb)
+	if err != nil || n < 8 || n > 1<<20 {
+		return 0, fmt.Errorf("LASTRO_STORE_CACHE_MB must be 8-1048576, got %q", mb)
+	}
+	return int64(n) << 20, nil
+}
