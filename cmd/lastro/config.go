@@ -44,16 +44,21 @@ var limitVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_MAX_IN_FLIGHT", "max-in-flight", "256", "requests handled at once; past it 503 with Retry-After"},
 }
 
+// envString adds the flag name to fs: its default is the variable env
+// when set, def otherwise, and its help names the variable.
+func envString(fs *flag.FlagSet, getenv func(string) string, env, name, def, help string) *string {
+	if e := getenv(env); e != "" {
+		def = e
+	}
+	return fs.String(name, def, help+" ("+env+")")
+}
+
 // addLimitFlags adds the limit flags to fs (defaults from getenv); the
 // returned function reads and checks them after fs.Parse.
 func addLimitFlags(fs *flag.FlagSet, getenv func(string) string) func() (httpserve.Limits, error) {
 	vals := map[string]*string{}
 	for _, v := range limitVars {
-		def := v.def
-		if e := getenv(v.env); e != "" {
-			def = e
-		}
-		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+		vals[v.env] = envString(fs, getenv, v.env, v.flag, v.def, v.help)
 	}
 	return func() (httpserve.Limits, error) {
 		l := httpserve.DefaultLimits()
@@ -116,11 +121,7 @@ func newFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (config, error) {
 	vals := map[string]*string{}
 	for _, v := range configVars {
-		def := v.def
-		if e := getenv(v.env); e != "" {
-			def = e
-		}
-		vals[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+		vals[v.env] = envString(fs, getenv, v.env, v.flag, v.def, v.help)
 	}
 	limits := addLimitFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {

@@ -20,11 +20,7 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8000", "listen address")
 	dir := fs.String("data-dir", "./lastro-ddb", "data directory")
 	mem := fs.Bool("in-memory", false, "keep everything in memory (nothing survives a restart)")
-	cacheDef := "1024"
-	if e := os.Getenv("LASTRO_STORE_CACHE_MB"); e != "" {
-		cacheDef = e
-	}
-	cacheMB := fs.String("store-cache-mb", cacheDef, "block cache in MiB (8-1048576); it fills only as data is read (LASTRO_STORE_CACHE_MB)")
+	cacheMB := envString(fs, os.Getenv, "LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "block cache in MiB (8-1048576); it fills only as data is read")
 	limits := addLimitFlags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
