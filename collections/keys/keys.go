@@ -71,6 +71,7 @@ var Registry = []Prefix{
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
+	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -262,6 +263,10 @@ func DunningPolicy(v int) string { return join("DP", PolicyVersion(v)) }
 
 // APIKey is the sort key of a hashed API key.
 func APIKey(sha256hex string) string { return join("APIKEY", sha256hex) }
+
+// WebSession is the sort key, in the tenant's partition, of a web page
+// session: an opaque random id, never anything about the person or key.
+func WebSession(id string) string { return join("WEBSESSION", id) }
 
 // Contract is the sort key of a contract header.
 func Contract(contractID string) string { return join("CT", contractID) }

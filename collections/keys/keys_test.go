@@ -53,6 +53,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, ChargesPolicy(3), "charges policy version version=v0003"},
 		{SK, DunningPolicy(12), "dunning policy version version=v0012"},
 		{SK, APIKey("deadbeef"), "hashed API key sha256=deadbeef"},
+		{SK, WebSession("0f1e2d3c4b5a69788796a5b4c3d2e1f0"), "web page session, by its random id (ADR 0058) sessionId=0f1e2d3c4b5a69788796a5b4c3d2e1f0"},
 		{SK, Contract("C-2026-004512"), "contract contractId=C-2026-004512"},
 		{SK, Installment("C-1", 7), "contract contractId=C-1 / instalment seq=007"},
 		{SK, Event("C-1", 7, at, "e1"), "contract contractId=C-1 / audit event seq=007 ts=2026-08-10T12:30:00.005Z eventId=e1"},
