@@ -20,6 +20,7 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
@@ -183,6 +184,9 @@ type Options struct {
 	// FailureEvery is how often a client address earns one more failed
 	// attempt back; default 2 s.
 	FailureEvery time.Duration
+	// Egress checks the URLs a tenant sets (webhooks, PSP); nil is the
+	// strict policy (docs/adr/0055).
+	Egress *egress.Policy
 }
 
 // Default cache windows and failure limits.
