@@ -1,9 +1,11 @@
 // Package httpserve runs the binary's HTTP servers (the API, and the
 // embedded store when it listens) under limits a slow or greedy client
 // cannot get around: read, write and idle timeouts, a cap on open
-// connections and one on requests in flight. Past either cap the answer
-// is an immediate 503 with Retry-After in the API's error shape, so
-// refusing costs almost nothing and the server keeps answering (ADR 0020).
+// connections (and on those of one client address) and on requests in
+// flight, with the unauthenticated webhooks in a budget of their own. Past
+// any cap the answer is an immediate 503 with Retry-After in the API's
+// error shape, so refusing costs almost nothing and the server keeps
+// answering (ADR 0020, ADR 0056).
 package httpserve
 
 import (
@@ -15,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,16 +32,30 @@ type Limits struct {
 	WriteTimeout      time.Duration // from the end of the headers to the end of the answer
 	IdleTimeout       time.Duration // a kept-alive connection between requests
 	MaxConns          int           // open connections; past it a new one gets 503 and is closed
-	MaxInFlight       int           // requests being handled; past it 503
-	MaxHeaderBytes    int           // request line and headers; 0 means 1 MiB
+	MaxConnsPerAddr   int           // open connections of one client address (an IPv6 /64); past it the same
+	MaxInFlight       int           // API requests being handled; past it 503
+	// MaxInFlightWebhooks is the webhooks' own in-flight budget (paths
+	// under WebhookPrefix): unauthenticated callers that fill it cannot
+	// take the API's.
+	MaxInFlightWebhooks int
+	// WebhookBodyTimeout bounds the time a webhook's body may take to
+	// arrive once its headers are in (at most ReadTimeout): the webhooks
+	// answer callers no API key vouches for.
+	WebhookBodyTimeout time.Duration
+	MaxHeaderBytes     int // request line and headers; 0 means 1 MiB
 }
+
+// WebhookPrefix starts the paths of the unauthenticated webhook routes:
+// their requests use MaxInFlightWebhooks and WebhookBodyTimeout.
+const WebhookPrefix = "/v1/webhooks/"
 
 // DefaultLimits are the limits unless configured: a request that has not
 // arrived in 30 s is not a client worth waiting for, and no handler of the
 // engine runs anywhere near a minute.
 func DefaultLimits() Limits {
 	return Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
-		IdleTimeout: 120 * time.Second, MaxConns: 1024, MaxInFlight: 256, MaxHeaderBytes: 1 << 20}
+		IdleTimeout: 120 * time.Second, MaxConns: 1024, MaxConnsPerAddr: 128, MaxInFlight: 256, MaxInFlightWebhooks: 128,
+		WebhookBodyTimeout: 5 * time.Second, MaxHeaderBytes: 1 << 20}
 }
 
 // Validate says which limit is unusable.
@@ -46,13 +63,15 @@ func (l Limits) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"read header timeout", l.ReadHeaderTimeout}, {"read timeout", l.ReadTimeout}, {"write timeout", l.WriteTimeout}, {"idle timeout", l.IdleTimeout}} {
+	}{{"read header timeout", l.ReadHeaderTimeout}, {"read timeout", l.ReadTimeout}, {"write timeout", l.WriteTimeout}, {"idle timeout", l.IdleTimeout},
+		{"webhook body timeout", l.WebhookBodyTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("the %s must be positive, got %v", d.name, d.v)
 		}
 	}
-	if l.MaxConns < 1 || l.MaxInFlight < 1 {
-		return fmt.Errorf("the connection and in-flight caps must be at least 1, got %d and %d", l.MaxConns, l.MaxInFlight)
+	if l.MaxConns < 1 || l.MaxConnsPerAddr < 1 || l.MaxInFlight < 1 || l.MaxInFlightWebhooks < 1 {
+		return fmt.Errorf("the connection and in-flight caps must be at least 1, got %d connections, %d per address, %d and %d (webhooks) in flight",
+			l.MaxConns, l.MaxConnsPerAddr, l.MaxInFlight, l.MaxInFlightWebhooks)
 	}
 	return nil
 }
@@ -64,26 +83,50 @@ const RetryAfter = 1
 const overloaded = `{"error":{"code":"overloaded","message":"the server is at its limit of concurrent requests; retry later"}}` + "\n"
 
 // NewServer returns an http.Server for h under l; its handler refuses
-// requests past MaxInFlight. Serve it on Listener(ln, l, log).
+// requests past their budget's in-flight cap. Serve it on Listener(ln, l).
 func NewServer(h http.Handler, l Limits, log *slog.Logger) *http.Server {
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = 1 << 20
 	}
-	return &http.Server{Handler: limitInFlight(h, l.MaxInFlight), ReadHeaderTimeout: l.ReadHeaderTimeout,
+	return &http.Server{Handler: limitInFlight(h, l), ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }
 
-// limitInFlight answers 503 past max concurrent requests. An answer
-// given before the request's body was read to its end (a refusal, a 404,
-// a 401, a read timed out) closes the connection: net/http would
-// otherwise keep it alive with the rest of the body unread.
-func limitInFlight(h http.Handler, max int) http.Handler {
-	sem := make(chan struct{}, max)
+// isWebhook classifies a request into the webhooks' budget. It looks at
+// the decoded path: the router matches the raw path when there is one,
+// and a raw path that starts with WebhookPrefix decodes to a path that
+// does too, so no request routed to a webhook lands in the API's budget.
+// (The converse, an API path dressed up to count as a webhook, only
+// spends the webhooks' budget and matches no API route.)
+func isWebhook(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, WebhookPrefix) }
+
+// limitInFlight answers 503 past the in-flight cap of the request's
+// budget: webhooks (MaxInFlightWebhooks) and everything else
+// (MaxInFlight) never take each other's slots. A webhook's body must
+// arrive within WebhookBodyTimeout of its headers. An answer given before
+// the request's body was read to its end (a refusal, a 404, a 401, a read
+// timed out) closes the connection: net/http would otherwise keep it
+// alive with the rest of the body unread.
+func limitInFlight(h http.Handler, l Limits) http.Handler {
+	api, hooks := make(chan struct{}, l.MaxInFlight), make(chan struct{}, l.MaxInFlightWebhooks)
+	bodyTimeout := min(l.WebhookBodyTimeout, l.ReadTimeout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sem, webhook := api, isWebhook(r)
+		if webhook {
+			sem = hooks
+		}
 		select {
 		case sem <- struct{}{}:
 			defer func() { <-sem }()
+			if webhook && r.Body != http.NoBody {
+				// Only the body is left to read. Once it is in, net/http
+				// clears the deadline for its background read, so a
+				// handler may take longer than this without its context
+				// being cancelled. A connection that cannot take a
+				// deadline keeps ReadTimeout.
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
+			}
 			body := &trackedBody{ReadCloser: r.Body}
 			r.Body = body
 			h.ServeHTTP(&closingWriter{ResponseWriter: w, r: r, body: body}, r)
@@ -173,19 +216,27 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, l Limits, grace t
 	return err
 }
 
-// Listener caps ln at l.MaxConns open connections. Unlike a listener that
-// stops accepting at the cap (the kernel then queues connections that
-// wait in silence), a connection past the cap is accepted, answered 503
-// and closed: the client learns at once, and a slot freed by a timeout
-// goes to the next client.
+// Listener caps ln at l.MaxConns open connections, and at
+// l.MaxConnsPerAddr for one client address (see clientKey), so one client
+// cannot hold every slot. Unlike a listener that stops accepting at the
+// cap (the kernel then queues connections that wait in silence), a
+// connection past a cap is accepted, answered 503 and closed: the client
+// learns at once, and a slot freed by a timeout goes to the next client.
 func Listener(ln net.Listener, l Limits) net.Listener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, l.MaxConns), refuseWait: time.Second}
+	return &capListener{Listener: ln, slots: make(chan struct{}, l.MaxConns), perAddr: max(1, l.MaxConnsPerAddr),
+		open: map[string]int{}, refuseWait: time.Second}
 }
 
 type capListener struct {
 	net.Listener
 	slots      chan struct{}
+	perAddr    int
 	refuseWait time.Duration
+
+	mu sync.Mutex
+	// open counts the open connections of each client key; a key leaves
+	// with its last connection, so the map holds at most MaxConns keys.
+	open map[string]int
 }
 
 func (c *capListener) Accept() (net.Conn, error) {
@@ -194,13 +245,63 @@ func (c *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		key := clientKey(conn.RemoteAddr())
+		if !c.takeAddr(key) {
+			go refuse(conn, c.refuseWait)
+			continue
+		}
 		select {
 		case c.slots <- struct{}{}:
-			return &slotConn{Conn: conn, release: func() { <-c.slots }}, nil
+			return &slotConn{Conn: conn, release: func() { <-c.slots; c.releaseAddr(key) }}, nil
 		default:
+			c.releaseAddr(key)
 			go refuse(conn, c.refuseWait)
 		}
 	}
+}
+
+// takeAddr counts one more connection of key, unless key is at its cap.
+func (c *capListener) takeAddr(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[key] >= c.perAddr {
+		return false
+	}
+	c.open[key]++
+	return true
+}
+
+func (c *capListener) releaseAddr(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[key]--; c.open[key] <= 0 {
+		delete(c.open, key)
+	}
+}
+
+// clientKey is what the per-address cap counts a connection under: its
+// IPv4 address, or the /64 of an IPv6 one — a single IPv6 client usually
+// holds a whole /64 and could otherwise take a new address per
+// connection. An IPv4-mapped IPv6 address counts as the IPv4 one. An
+// address that is not IP (a Unix socket) counts as it is written.
+func clientKey(a net.Addr) string {
+	var ip netip.Addr
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip = ta.AddrPort().Addr()
+	} else if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		ip = ap.Addr()
+	} else {
+		return a.Network() + ":" + a.String()
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return ip.String()
+	}
+	return p.String()
 }
 
 // refuse writes the 503 on conn and closes it, reading a little of what
