@@ -7,8 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"lastro/collections/errs"
-	"lastro/collections/keys"
+		"lastro/collections/keys"
 	"lastro/collections/secret"
 )
 
@@ -31,11 +30,11 @@ type EventsWebhookConfigured struct {
 // SetEventsWebhook points the tenant's domain events (docs/events/) at
 // its endpoint and issues a fresh signing secret, sealed with the other
 // tenant secrets (a new call rotates it). The URL rules are the messaging
-// webhook's: https, or http to a loopback host, without credentials.
-// Conditioned on the tenant's version.
+// webhook's: https to a public address, without credentials (the egress
+// policy, docs/adr/0055). Conditioned on the tenant's version.
 func (s *Service) SetEventsWebhook(ctx context.Context, t *Tenant, in EventsWebhookInput) (*EventsWebhookConfigured, error) {
-	if !validMessagingURL(in.URL) {
-		return nil, errs.E(errs.Invalid, "invalid_events_webhook_url", "url must be https (http only to a loopback host), without credentials")
+	if err := s.checkURL(in.URL, "invalid_events_webhook_url", "url must be an absolute https URL of at most 2048 characters, without a fragment"); err != nil {
+		return nil, err
 	}
 	sec := t.secrets
 	sec.Events = "evtsec_" + hex.EncodeToString(secret.Random(32))

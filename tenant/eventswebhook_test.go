@@ -50,9 +50,13 @@ func TestSetEventsWebhook(t *testing.T) {
 		got.WebhookSecret() != tn.WebhookSecret() || got.MessagingURL != "" {
 		t.Fatal("resealing lost the other secrets")
 	}
-	again, err := s.SetEventsWebhook(ctx, got, EventsWebhookInput{URL: "http://127.0.0.1:9/events"})
+	// Plain http to loopback is an operator's opt-in (egress), not a default.
+	if _, err := s.SetEventsWebhook(ctx, got, EventsWebhookInput{URL: "http://127.0.0.1:9/events"}); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("loopback http accepted by the strict policy: %v", err)
+	}
+	again, err := s.SetEventsWebhook(ctx, got, EventsWebhookInput{URL: "https://bank.example/events/v2"})
 	if err != nil {
-		t.Fatalf("loopback http refused: %v", err)
+		t.Fatalf("set again: %v", err)
 	}
 	if again.Secret == out.Secret {
 		t.Error("a new call kept the old secret; it must rotate it")

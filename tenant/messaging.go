@@ -31,11 +31,12 @@ type MessagingConfigured struct {
 	Secret string `json:"secret"`
 }
 
-// validMessagingURL accepts https, or http to a loopback host (a local
-// provider stand-in); the URL carries no credentials.
-func validMessagingURL(raw string) bool {
+// validURL reports whether raw is an absolute URL the engine can post
+// to: a host, no fragment, a port a connection can use. What it may point
+// at is the egress policy's (checkURL).
+func validURL(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || len(raw) > 2048 || u.Host == "" || u.User != nil || u.Fragment != "" {
+	if err != nil || len(raw) > 2048 || u.Host == "" || u.Fragment != "" {
 		return false
 	}
 	// url.Parse takes any digits as a port: one past 65535 is never
@@ -44,6 +45,28 @@ func validMessagingURL(raw string) bool {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return false
 		}
+	}
+	return true
+}
+
+// checkURL validates a URL the engine will dial for the tenant: its
+// shape (code, msg when it is not a URL) then the egress policy
+// (egress.Code: https, no credentials, no internal host), so a webhook
+// cannot be aimed at loopback or the metadata service (docs/adr/0055).
+func (s *Service) checkURL(raw, code, msg string) error {
+	if !validURL(raw) {
+		return errs.E(errs.Invalid, code, "%s", msg)
+	}
+	return s.opts.Egress.CheckURL(raw)
+}
+
+// validMessagingURL accepts https, or http to a loopback host, without
+// credentials: the rule for a URL the engine does not dial itself (the
+// PSP's webhookUrl, which the PSP calls).
+func validMessagingURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || !validURL(raw) || u.User != nil {
+		return false
 	}
 	switch u.Scheme {
 	case "https":
@@ -59,8 +82,8 @@ func validMessagingURL(raw string) bool {
 // webhook and issues a fresh signing secret, sealed with the other tenant
 // secrets (a new call rotates it). Conditioned on the tenant's version.
 func (s *Service) SetMessaging(ctx context.Context, t *Tenant, in MessagingInput) (*MessagingConfigured, error) {
-	if !validMessagingURL(in.URL) {
-		return nil, errs.E(errs.Invalid, "invalid_messaging_url", "url must be https (http only to a loopback host), without credentials")
+	if err := s.checkURL(in.URL, "invalid_messaging_url", "url must be an absolute https URL of at most 2048 characters, without a fragment"); err != nil {
+		return nil, err
 	}
 	sec := t.secrets
 	sec.Messaging = "msgsec_" + hex.EncodeToString(secret.Random(32))

@@ -51,8 +51,9 @@ func TestSetMessaging(t *testing.T) {
 	if sec, ok := got.DebtorKeySecret(1); !ok || string(sec) != string(must(tn.DebtorKeySecret(1))) || got.WebhookSecret() != tn.WebhookSecret() {
 		t.Fatal("resealing lost the other secrets")
 	}
-	if _, err := s.SetMessaging(ctx, got, MessagingInput{URL: "http://127.0.0.1:9/hook"}); err != nil {
-		t.Fatalf("loopback http refused: %v", err)
+	// Plain http to loopback is an operator's opt-in (egress), not a default.
+	if _, err := s.SetMessaging(ctx, got, MessagingInput{URL: "http://127.0.0.1:9/hook"}); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("loopback http accepted by the strict policy: %v", err)
 	}
 }
 

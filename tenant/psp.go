@@ -69,15 +69,23 @@ const (
 	maxChave  = 77 // the Pix API's limit
 )
 
-func (p PSPSettings) validate() error {
+// validate checks p, its base and token URLs against the egress policy:
+// the engine sends the OAuth client secret to them, so never over plain
+// http nor to an internal address (docs/adr/0055).
+func (p PSPSettings) validate(s *Service) error {
 	bad := func(code, msg string) error { return errs.E(errs.Invalid, code, "%s", msg) }
 	// The API's paths are appended to baseUrl: a query or fragment there
 	// would swallow them.
-	if !validMessagingURL(p.BaseURL) || strings.ContainsAny(p.BaseURL, "?#") {
-		return bad("invalid_psp_url", "baseUrl must be https (http only to a loopback host), without credentials or a query")
+	if strings.ContainsAny(p.BaseURL, "?#") {
+		return bad("invalid_psp_url", "baseUrl must be an absolute https URL without a query")
 	}
-	if p.TokenURL != "" && !validMessagingURL(p.TokenURL) {
-		return bad("invalid_psp_url", "tokenUrl must be https (http only to a loopback host), without credentials")
+	if err := s.checkURL(p.BaseURL, "invalid_psp_url", "baseUrl must be an absolute https URL without a query"); err != nil {
+		return err
+	}
+	if p.TokenURL != "" {
+		if err := s.checkURL(p.TokenURL, "invalid_psp_url", "tokenUrl must be an absolute https URL without a fragment"); err != nil {
+			return err
+		}
 	}
 	if p.WebhookURL != "" && !validMessagingURL(p.WebhookURL) {
 		return bad("invalid_psp_url", "webhookUrl must be https (http only to a loopback host), without credentials")
@@ -118,7 +126,7 @@ func vschar(s string) bool {
 // A new call replaces the whole configuration. Conditioned on the
 // tenant's version.
 func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPView, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(s); err != nil {
 		return PSPView{}, err
 	}
 	sec := t.secrets
