@@ -42,6 +42,9 @@ var limitVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_IDLE_TIMEOUT", "idle-timeout", "120s", "time a kept-alive connection may wait for its next request"},
 	{"LASTRO_MAX_CONNS", "max-conns", "1024", "open connections; past it a new one is answered 503 and closed"},
 	{"LASTRO_MAX_IN_FLIGHT", "max-in-flight", "256", "requests handled at once; past it 503 with Retry-After"},
+	{"LASTRO_MAX_CONNS_PER_ADDR", "max-conns-per-addr", "128", "open connections of one client address (an IPv6 /64; behind a proxy, the proxy's); past it 503 and closed"},
+	{"LASTRO_MAX_IN_FLIGHT_WEBHOOKS", "max-in-flight-webhooks", "128", "webhook requests (/v1/webhooks/) handled at once, apart from the API's; past it 503 with Retry-After"},
+	{"LASTRO_WEBHOOK_BODY_TIMEOUT", "webhook-body-timeout", "5s", "time a webhook's body may take to arrive after its headers (at most the read timeout)"},
 }
 
 // envString adds the flag name to fs: its default is the variable env
@@ -63,14 +66,16 @@ func addLimitFlags(fs *flag.FlagSet, getenv func(string) string) func() (httpser
 	return func() (httpserve.Limits, error) {
 		l := httpserve.DefaultLimits()
 		for env, dst := range map[string]*time.Duration{"LASTRO_READ_HEADER_TIMEOUT": &l.ReadHeaderTimeout,
-			"LASTRO_READ_TIMEOUT": &l.ReadTimeout, "LASTRO_WRITE_TIMEOUT": &l.WriteTimeout, "LASTRO_IDLE_TIMEOUT": &l.IdleTimeout} {
+			"LASTRO_READ_TIMEOUT": &l.ReadTimeout, "LASTRO_WRITE_TIMEOUT": &l.WriteTimeout, "LASTRO_IDLE_TIMEOUT": &l.IdleTimeout,
+			"LASTRO_WEBHOOK_BODY_TIMEOUT": &l.WebhookBodyTimeout} {
 			d, err := time.ParseDuration(*vals[env])
 			if err != nil || d <= 0 {
 				return l, fmt.Errorf("%s must be a positive duration such as 30s, got %q", env, *vals[env])
 			}
 			*dst = d
 		}
-		for env, dst := range map[string]*int{"LASTRO_MAX_CONNS": &l.MaxConns, "LASTRO_MAX_IN_FLIGHT": &l.MaxInFlight} {
+		for env, dst := range map[string]*int{"LASTRO_MAX_CONNS": &l.MaxConns, "LASTRO_MAX_IN_FLIGHT": &l.MaxInFlight,
+			"LASTRO_MAX_CONNS_PER_ADDR": &l.MaxConnsPerAddr, "LASTRO_MAX_IN_FLIGHT_WEBHOOKS": &l.MaxInFlightWebhooks} {
 			n, err := strconv.Atoi(*vals[env])
 			if err != nil || n < 1 || n > 1_000_000 {
 				return l, fmt.Errorf("%s must be 1-1000000, got %q", env, *vals[env])
