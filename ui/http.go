@@ -121,8 +121,8 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodGet, "/", "redirects to the portfolio, or to the login without a session", u.home)
 	page(http.MethodGet, "/ui/static/style.css", "the pages' style sheet", u.style)
 	page(http.MethodGet, "/ui/login", "login form taking an API key", u.loginForm)
-	page(http.MethodPost, "/ui/login", "log in: sets a signed HttpOnly session cookie (never the key)", u.login)
-	page(http.MethodPost, "/ui/logout", "log out", u.with(staff, u.logout))
+	page(http.MethodPost, "/ui/login", "log in: starts a server-side session, sets an HttpOnly cookie with its signed random id (never the key)", u.login)
+	page(http.MethodPost, "/ui/logout", "log out: deletes the session, so its cookie no longer works", u.with(nil, u.logout))
 	page(http.MethodGet, "/ui/portfolio", "portfolio by bucket, largest first (?bucket=&cursor=), supervisor", u.with(sup, u.portfolio))
 	page(http.MethodGet, "/ui/debtors", "open a debtor by key (?key=)", u.with(staff, u.find))
 	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
@@ -136,7 +136,7 @@ func (u *UI) Routes(srv *web.Server) {
 
 // view is what every page template gets.
 type view struct {
-	Session    *Session
+	Session    *tenant.WebSession
 	Supervisor bool
 	CSRF       string
 	Flash      string
@@ -147,8 +147,8 @@ type view struct {
 const sessionKey = "lastro.ui.session"
 const cookieKey = "lastro.ui.cookie"
 
-func sessionOf(c echo.Context) *Session {
-	s, _ := c.Get(sessionKey).(*Session)
+func sessionOf(c echo.Context) *tenant.WebSession {
+	s, _ := c.Get(sessionKey).(*tenant.WebSession)
 	return s
 }
 
@@ -211,33 +211,47 @@ func (u *UI) toLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/ui/login?next="+url.QueryEscape(safeNext(next)))
 }
 
-// with lets a page through with a valid session whose key is still
-// active, of one of roles; a POST also needs the session's CSRF token.
+// session returns the stored session the request's cookie names: a
+// signed cookie whose session still exists, has not expired and whose key
+// is still active (tenant.Service.Session: one consistent GetItem).
+func (u *UI) session(c echo.Context) (*tenant.WebSession, string, error) {
+	ck, err := c.Cookie(SessionCookie)
+	if err != nil {
+		return nil, "", errNoSession
+	}
+	cs, err := u.sign.Decode(ck.Value)
+	if err != nil {
+		return nil, "", errNoSession
+	}
+	ws, err := u.d.Tenants.Session(c.Request().Context(), cs.TenantID, cs.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	return ws, ck.Value, nil
+}
+
+var errNoSession = errs.E(errs.Unauth, "no_session", "log in to open this page")
+
+// with lets a page through with a live session, of one of roles (nil:
+// any role); a POST also needs the session's CSRF token, from the form
+// body only: a token in the URL would sit in logs, history and Referer.
 func (u *UI) with(roles []string, h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ck, err := c.Cookie(SessionCookie)
+		ws, cookie, err := u.session(c)
 		if err != nil {
-			return u.toLogin(c)
-		}
-		s, err := u.sign.Decode(ck.Value, u.d.Clock.Now())
-		if err != nil {
-			return u.toLogin(c)
-		}
-		role, err := u.d.Tenants.CheckFingerprint(c.Request().Context(), s.TenantID, s.Fingerprint)
-		if err != nil {
-			if status, _, _ := errs.Public(err); status == http.StatusUnauthorized {
-				u.clearSession(c)
+			if status, _, _ := errs.Public(err); status == http.StatusUnauthorized && err != errNoSession {
+				u.clearSession(c) // ended, expired or its key revoked: drop it
 			}
 			return u.fail(c, err)
 		}
-		s.Role = role
-		c.Set(sessionKey, &s)
-		c.Set(cookieKey, ck.Value)
-		web.SetPrincipal(c, web.Principal{TenantID: s.TenantID, Role: web.Role(role)})
-		if c.Request().Method == http.MethodPost && !u.sign.CheckCSRF(ck.Value, c.FormValue("csrf")) {
+		c.Set(sessionKey, ws)
+		c.Set(cookieKey, cookie)
+		web.SetPrincipal(c, web.Principal{TenantID: ws.TenantID, Role: web.Role(ws.Role)})
+		if c.Request().Method == http.MethodPost && !u.sign.CheckCSRF(cookie, c.Request().PostFormValue("csrf")) {
 			return u.fail(c, errs.E(errs.Permission, "csrf", "the form has expired or did not come from this site: reload the page and try again"))
 		}
-		if !slices.Contains(roles, role) {
+		role := ws.Role
+		if roles != nil && !slices.Contains(roles, role) {
 			return u.fail(c, errs.E(errs.Permission, "forbidden", "the %s role may not open this page", role))
 		}
 		return h(c)
@@ -252,15 +266,17 @@ func (u *UI) cookie(c echo.Context, name, value, path string, maxAge int) {
 func (u *UI) clearSession(c echo.Context) { u.cookie(c, SessionCookie, "", "/", -1) }
 
 func (u *UI) home(c echo.Context) error {
-	if ck, err := c.Cookie(SessionCookie); err == nil {
-		if s, err := u.sign.Decode(ck.Value, u.d.Clock.Now()); err == nil {
-			if s.Role == "supervisor" {
-				return c.Redirect(http.StatusSeeOther, "/ui/portfolio")
-			}
-			return c.Redirect(http.StatusSeeOther, "/ui/debtors")
+	ws, _, err := u.session(c)
+	if err != nil {
+		if status, _, _ := errs.Public(err); status != http.StatusUnauthorized {
+			return u.fail(c, err)
 		}
+		return c.Redirect(http.StatusSeeOther, "/ui/login")
 	}
-	return c.Redirect(http.StatusSeeOther, "/ui/login")
+	if ws.Role == "supervisor" {
+		return c.Redirect(http.StatusSeeOther, "/ui/portfolio")
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors")
 }
 
 func (u *UI) style(c echo.Context) error {
@@ -285,11 +301,12 @@ func (u *UI) showLogin(c echo.Context, status int, problem string) error {
 
 func (u *UI) login(c echo.Context) error {
 	nc, err := c.Cookie(loginCookie)
-	if err != nil || !u.sign.CheckCSRF("login:"+nc.Value, c.FormValue("csrf")) {
+	if err != nil || !u.sign.CheckCSRF("login:"+nc.Value, c.Request().PostFormValue("csrf")) {
 		return u.showLogin(c, http.StatusForbidden, "The form expired or did not come from this site: try again.")
 	}
-	key := strings.TrimSpace(c.FormValue("key"))
-	tid, role, fp, err := u.d.Tenants.SignIn(c.Request().Context(), key, tenant.ClientAddress(c))
+	// The key from the body only: in a query string it would be logged.
+	key := strings.TrimSpace(c.Request().PostFormValue("key"))
+	ws, err := u.d.Tenants.StartSession(c.Request().Context(), key, tenant.ClientAddress(c), u.d.SessionTTL)
 	if err != nil {
 		status, _, msg := errs.Public(err)
 		if status == http.StatusUnauthorized {
@@ -300,14 +317,19 @@ func (u *UI) login(c echo.Context) error {
 		}
 		return u.showLogin(c, status, msg)
 	}
-	s := Session{TenantID: tid, Role: role, Fingerprint: fp, Expires: u.d.Clock.Now().Add(u.d.SessionTTL).Unix()}
-	u.cookie(c, SessionCookie, u.sign.Encode(s), "/", int(u.d.SessionTTL/time.Second))
+	u.cookie(c, SessionCookie, u.sign.Encode(Session{TenantID: ws.TenantID, ID: ws.ID}), "/", int(u.d.SessionTTL/time.Second))
 	u.cookie(c, loginCookie, "", "/ui/login", -1)
 	// "/" sends each role to its start page (home).
 	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 }
 
+// logout deletes the stored session, so the cookie is dead even where
+// the browser (or whoever copied it) keeps it.
 func (u *UI) logout(c echo.Context) error {
+	ws := sessionOf(c)
+	if err := u.d.Tenants.EndSession(c.Request().Context(), ws.TenantID, ws.ID); err != nil {
+		return u.fail(c, err)
+	}
 	u.clearSession(c)
 	return c.Redirect(http.StatusSeeOther, "/ui/login")
 }

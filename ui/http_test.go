@@ -1,6 +1,8 @@
 package ui_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"lastro/tenant"
 	"lastro/ui"
 )
 
@@ -191,32 +194,175 @@ func TestOtherTenantsDebtorIsNotFound(t *testing.T) {
 
 func TestSessionSignature(t *testing.T) {
 	t.Parallel()
-	now := time.Unix(1_800_000_000, 0)
 	sg := ui.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
 	other := ui.NewSigner([]byte("fedcba9876543210fedcba9876543210"))
-	good := sg.Encode(ui.Session{TenantID: "t-a", Role: "supervisor", Fingerprint: strings.Repeat("a", 64), Expires: now.Unix() + 60})
+	good := sg.Encode(ui.Session{TenantID: "t-a", ID: strings.Repeat("a", 32)})
 	p, sig, _ := strings.Cut(good, ".")
 	tests := []struct {
 		name   string
 		signer ui.Signer
 		value  string
-		at     time.Time
 		ok     bool
 	}{
-		{"valid", sg, good, now, true},
-		{"expired", sg, good, now.Add(time.Minute), false},
-		{"other engine's secret", other, good, now, false},
-		{"payload changed", sg, p + "x." + sig, now, false},
-		{"no signature", sg, p, now, false},
-		{"empty", sg, "", now, false},
+		{"valid", sg, good, true},
+		{"other engine's secret", other, good, false},
+		{"payload changed", sg, p + "x." + sig, false},
+		{"no signature", sg, p, false},
+		{"empty", sg, "", false},
 	}
 	for _, tt := range tests {
-		got, err := tt.signer.Decode(tt.value, tt.at)
-		if (err == nil) != tt.ok || tt.ok && got.TenantID != "t-a" {
+		got, err := tt.signer.Decode(tt.value)
+		if (err == nil) != tt.ok || tt.ok && (got.TenantID != "t-a" || got.ID != strings.Repeat("a", 32)) {
 			t.Errorf("%s: %+v %v, want ok %v", tt.name, got, err, tt.ok)
 		}
 	}
 	if tok := sg.CSRF(good); !sg.CheckCSRF(good, tok) || sg.CheckCSRF(good+"x", tok) || other.CheckCSRF(good, tok) {
 		t.Error("the CSRF token is not bound to the session and the secret")
+	}
+}
+
+// sessionCookie logs a fresh client in with key and returns its session
+// cookie's value.
+func (s *seeded) sessionCookie(t *testing.T, key string) string {
+	t.Helper()
+	c := s.client(t)
+	s.login(t, c, key)
+	u, _ := url.Parse(s.URL + "/")
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == ui.SessionCookie {
+			return ck.Value
+		}
+	}
+	t.Fatal("no session cookie after login")
+	return ""
+}
+
+// replay is a client that presents cookie as its session, as someone who
+// copied it would.
+func (s *seeded) replay(t *testing.T, cookie string) *http.Client {
+	t.Helper()
+	c := s.client(t)
+	u, _ := url.Parse(s.URL)
+	c.Jar.SetCookies(u, []*http.Cookie{{Name: ui.SessionCookie, Value: cookie, Path: "/"}})
+	return c
+}
+
+func TestLogoutEndsTheSessionOnTheServer(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	c := s.client(t)
+	s.login(t, c, s.keys["supervisor"])
+	u, _ := url.Parse(s.URL + "/")
+	var cookie string
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == ui.SessionCookie {
+			cookie = ck.Value
+		}
+	}
+	// A copy of the cookie works while the session lives...
+	if resp, _ := get(t, s.replay(t, cookie), s.URL+"/ui/suspense"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("copied cookie before logout: %d, want 200", resp.StatusCode)
+	}
+	_, page := get(t, c, s.URL+"/ui/suspense")
+	if resp, _ := post(t, c, s.URL+"/ui/logout", url.Values{"csrf": {csrfOf(t, page)}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	// ...and not after the logout, though it is well signed and within
+	// its 8 hours: the session item is gone.
+	replayed := s.replay(t, cookie)
+	for _, path := range []string{"/ui/suspense", "/ui/portfolio"} {
+		resp, _ := get(t, replayed, s.URL+path)
+		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login") {
+			t.Errorf("replayed cookie after logout on %s: %d to %q, want 303 to the login", path, resp.StatusCode, loc)
+		}
+	}
+	if resp, _ := get(t, replayed, s.URL+"/"); resp.Header.Get("Location") != "/ui/login" {
+		t.Errorf("GET / with the ended session: to %q, want the login", resp.Header.Get("Location"))
+	}
+	form := url.Values{"csrf": {csrfOf(t, page)}}
+	if resp, _ := post(t, replayed, s.URL+"/ui/agenda/run", form); !strings.HasPrefix(resp.Header.Get("Location"), "/ui/login") {
+		t.Errorf("POST with the ended session and its token: %d to %q, want the login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+func TestEachLoginIsItsOwnSession(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	// The fixture's clock stands still: two logins in the same instant.
+	a := s.sessionCookie(t, s.keys["supervisor"])
+	b := s.sessionCookie(t, s.keys["supervisor"])
+	if a == b {
+		t.Fatal("two logins with one key in the same second got the same cookie")
+	}
+	ca, cb := s.replay(t, a), s.replay(t, b)
+	_, page := get(t, ca, s.URL+"/ui/suspense")
+	post(t, ca, s.URL+"/ui/logout", url.Values{"csrf": {csrfOf(t, page)}})
+	if resp, _ := get(t, ca, s.URL+"/ui/suspense"); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the logged-out session: %d, want 303", resp.StatusCode)
+	}
+	if resp, _ := get(t, cb, s.URL+"/ui/suspense"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the other login after the first logged out: %d, want 200", resp.StatusCode)
+	}
+}
+
+func TestSessionCookieNamesNoKey(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	key := s.keys["operator"]
+	cookie := s.sessionCookie(t, key)
+	payload, _, _ := strings.Cut(cookie, ".")
+	body, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		t.Fatalf("cookie payload %q: %v", payload, err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(body, &fields); err != nil {
+		t.Fatalf("cookie payload %s: %v", body, err)
+	}
+	fp := tenant.KeyFingerprint(key)
+	if strings.Contains(string(body), fp[:tenant.KeyIDLength]) || strings.Contains(cookie, fp[:tenant.KeyIDLength]) {
+		t.Errorf("the cookie carries the key's fingerprint: %s", body)
+	}
+	id, _ := fields["s"].(string)
+	if len(fields) != 2 || fields["t"] != s.t.ID || len(id) < 32 {
+		t.Errorf("cookie payload %s: want only the tenant and a 128-bit session id", body)
+	}
+}
+
+func TestSessionExpiresOnTheServer(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	c := s.replay(t, s.sessionCookie(t, s.keys["supervisor"]))
+	s.Clock.Advance(ui.DefaultSessionTTL - time.Second)
+	if resp, _ := get(t, c, s.URL+"/ui/suspense"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a second before the session ends: %d, want 200", resp.StatusCode)
+	}
+	s.Clock.Advance(time.Second)
+	if resp, _ := get(t, c, s.URL+"/ui/suspense"); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("at the session's end: %d, want 303 to the login", resp.StatusCode)
+	}
+}
+
+func TestCSRFTokenOnlyFromTheFormBody(t *testing.T) {
+	t.Parallel()
+	s := seed(t, 1)
+	c := s.client(t)
+	// The login form's token in the query string is no token.
+	_, html := get(t, c, s.URL+"/ui/login")
+	q := url.Values{"csrf": {csrfOf(t, html)}}.Encode()
+	if resp, _ := post(t, c, s.URL+"/ui/login?"+q, url.Values{"key": {s.keys["operator"]}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("login with the token in the query string: %d, want 403", resp.StatusCode)
+	}
+	s.login(t, c, s.keys["operator"])
+	path := "/ui/debtors/" + s.dks[0]
+	_, page := get(t, c, s.URL+path)
+	q = url.Values{"csrf": {csrfOf(t, page)}}.Encode()
+	form := url.Values{"contractId": {"C-UI-000"}, "promisedDate": {"2026-09-29"}, "amount": {"150,00"}}
+	resp, body := post(t, c, s.URL+path+"/promises?"+q, form)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "did not come from this site") {
+		t.Errorf("promise with the token in the query string: %d, want the 403 page", resp.StatusCode)
+	}
+	if _, after := get(t, c, s.URL+path); strings.Contains(after, "2026-09-29") {
+		t.Fatal("a promise was recorded with the CSRF token in the URL")
 	}
 }

@@ -1,7 +1,8 @@
 // Package ui is the engine's web pages: server-rendered HTML (templates
 // and CSS embedded, no front-end build) over the same services as the
-// API. A login form takes an API key and keeps a signed session in an
-// HttpOnly cookie, never the key (docs/adr/0031). HTTP code is in
+// API. A login form takes an API key and starts a session kept on the
+// server; an HttpOnly cookie carries its signed random id, never the key
+// (docs/adr/0031, 0058). HTTP code is in
 // http.go; this file and format.go are pure helpers.
 package ui
 
@@ -12,20 +13,19 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 )
 
-// Session is what the session cookie carries, signed: the tenant, the
-// role and the fingerprint of the API key that logged in, and when the
-// session ends. The key itself is never stored.
+// Session is what the session cookie carries, signed: the tenant and
+// the random id of the session the server keeps (tenant.WebSession,
+// docs/adr/0058). Nothing else: the role, the key's fingerprint and the
+// expiry stay in the stored session, so the cookie names no key and a
+// logout that deletes the item ends it.
 type Session struct {
-	TenantID    string `json:"t"`
-	Role        string `json:"r"`
-	Fingerprint string `json:"k"`
-	Expires     int64  `json:"e"` // unix seconds
+	TenantID string `json:"t"`
+	ID       string `json:"s"`
 }
 
-// errBadSession is any cookie that does not verify: tampered, expired,
+// errBadSession is any cookie that does not verify: tampered or
 // malformed.
 var errBadSession = errors.New("ui: invalid session")
 
@@ -54,14 +54,15 @@ var b64 = base64.RawURLEncoding
 
 // Encode returns the cookie value of ss: payload.signature.
 func (s Signer) Encode(ss Session) string {
-	body, _ := json.Marshal(ss) // a struct of strings and an int: cannot fail
+	body, _ := json.Marshal(ss) // a struct of strings: cannot fail
 	p := b64.EncodeToString(body)
 	return p + "." + b64.EncodeToString(s.mac("session", p))
 }
 
-// Decode verifies a cookie value and returns its session, refusing an
-// expired one.
-func (s Signer) Decode(v string, now time.Time) (Session, error) {
+// Decode verifies a cookie value and returns its session. Whether the
+// session still exists, and has not expired, is the stored session's to
+// say (tenant.Service.Session).
+func (s Signer) Decode(v string) (Session, error) {
 	p, sig, ok := strings.Cut(v, ".")
 	if !ok {
 		return Session{}, errBadSession
@@ -75,10 +76,7 @@ func (s Signer) Decode(v string, now time.Time) (Session, error) {
 		return Session{}, errBadSession
 	}
 	var ss Session
-	if err := json.Unmarshal(body, &ss); err != nil || ss.TenantID == "" {
-		return Session{}, errBadSession
-	}
-	if now.Unix() >= ss.Expires {
+	if err := json.Unmarshal(body, &ss); err != nil || ss.TenantID == "" || ss.ID == "" {
 		return Session{}, errBadSession
 	}
 	return ss, nil
