@@ -66,7 +66,7 @@ func newPixEnv(t *testing.T, fine, interest string) *pixEnv {
 	}
 	e.relay = httptest.NewServer(http.HandlerFunc(e.receive(t)))
 	t.Cleanup(e.relay.Close)
-	env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+	env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: env.Sandbox.ClientSecret(),
 		WebhookBase: e.relay.URL})
 	return e
 }
@@ -135,7 +135,7 @@ func fetch(t *testing.T, location string) psp.CobPayload {
 
 func (e *pixEnv) pay(t *testing.T, body string) sandbox.Paid {
 	t.Helper()
-	resp, err := http.Post(e.SandboxURL+"/sandbox/pay", "application/json", strings.NewReader(body))
+	resp, err := e.SandboxPost("/sandbox/pay", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +181,7 @@ func TestPixChargeForAnOverdueInstalmentAnswersItsBRCode(t *testing.T) {
 	}
 	// The sandbox redelivers three times: the same payment, already applied.
 	for range 3 {
-		resp, err := http.Post(e.SandboxURL+"/sandbox/redeliver", "application/json",
-			strings.NewReader(`{"endToEndId":"`+paid.Payment.EndToEndID+`"}`))
+		resp, err := e.SandboxPost("/sandbox/redeliver", `{"endToEndId":"`+paid.Payment.EndToEndID+`"}`)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("redeliver: %v %v", resp, err)
 		}
@@ -339,10 +338,10 @@ func TestTenantPSPConfiguration(t *testing.T) {
 	}
 	const key = "0f6b3c1e-2d4a-4e8b-9c7d-5a1f2e3b4c5d"
 	good := fmt.Sprintf(`{"baseUrl":%q,"clientId":%q,"clientSecret":%q,"chave":%q,"webhookUrl":%q}`,
-		e.SandboxURL, sandbox.DefaultClientID, sandbox.DefaultClientSecret, key, e.relay.URL+"/v1/webhooks/"+tenantID)
+		e.SandboxURL, sandbox.DefaultClientID, e.Sandbox.ClientSecret(), key, e.relay.URL+"/v1/webhooks/"+tenantID)
 	for _, tt := range []struct{ body, code string }{
 		{strings.Replace(good, e.SandboxURL, "http://psp.example", 1), "invalid_psp_url"},
-		{strings.Replace(good, `"clientSecret":"`+sandbox.DefaultClientSecret+`"`, `"clientSecret":""`, 1), "invalid_psp_client"},
+		{strings.Replace(good, `"clientSecret":"`+e.Sandbox.ClientSecret()+`"`, `"clientSecret":""`, 1), "invalid_psp_client"},
 		{strings.Replace(good, key, "", 1), "invalid_pix_key"},
 		{strings.Replace(good, `"chave"`, `"certPem":"-----BEGIN CERTIFICATE-----","chave"`, 1), "invalid_psp_certificate"},
 		{strings.Replace(good, `"chave"`, `"rootCasPem":"not pem","chave"`, 1), "invalid_psp_root_cas"},
@@ -355,11 +354,11 @@ func TestTenantPSPConfiguration(t *testing.T) {
 		t.Fatalf("operator: %d %v", status, out)
 	}
 	status, raw := e.Raw(t, http.MethodPut, "/v1/tenant/psp", sup, good)
-	if status != http.StatusOK || strings.Contains(raw, sandbox.DefaultClientSecret) || strings.Contains(raw, key) {
+	if status != http.StatusOK || strings.Contains(raw, e.Sandbox.ClientSecret()) || strings.Contains(raw, key) {
 		t.Fatalf("put: %d %s", status, raw)
 	}
 	if status, raw := e.Raw(t, http.MethodGet, "/v1/tenant/psp", sup, ""); status != http.StatusOK || !strings.Contains(raw, `"configured":true`) ||
-		strings.Contains(raw, sandbox.DefaultClientSecret) || strings.Contains(raw, key) {
+		strings.Contains(raw, e.Sandbox.ClientSecret()) || strings.Contains(raw, key) {
 		t.Fatalf("get: %d %s", status, raw)
 	}
 	status, ch := e.issue(t, enginetest.SaoPaulo("2026-09-24", 9, 0), "")
@@ -383,7 +382,7 @@ func TestOneNoticeCarriesTwoPayments(t *testing.T) {
 		t.Fatalf("charges: %v %v", first, second)
 	}
 	body := fmt.Sprintf(`{"payments":[{"txid":%q},{"txid":%q}]}`, first["chargeId"], second["chargeId"])
-	resp, err := http.Post(e.SandboxURL+"/sandbox/pay-batch", "application/json", strings.NewReader(body))
+	resp, err := e.SandboxPost("/sandbox/pay-batch", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +399,7 @@ func TestOneNoticeCarriesTwoPayments(t *testing.T) {
 		t.Fatalf("outcomes: %v", e.outcomes)
 	}
 	// Paid already: a second batch with one of them is refused whole.
-	resp, err = http.Post(e.SandboxURL+"/sandbox/pay-batch", "application/json", strings.NewReader(body))
+	resp, err = e.SandboxPost("/sandbox/pay-batch", body)
 	if err != nil || resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("paying again: %v %v", resp, err)
 	}

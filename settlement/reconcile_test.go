@@ -63,7 +63,7 @@ func (e *pspEnv) issue(t *testing.T, seq int) (id, location string) {
 // pay pays txid at the sandbox (notifying or not) and answers its status and answer.
 func (e *pspEnv) pay(t *testing.T, txid string, notify bool) (int, sandbox.Paid) {
 	t.Helper()
-	resp, err := http.Post(e.SandboxURL+"/sandbox/pay", "application/json", strings.NewReader(fmt.Sprintf(`{"txid":%q,"notify":%t}`, txid, notify)))
+	resp, err := e.SandboxPost("/sandbox/pay", fmt.Sprintf(`{"txid":%q,"notify":%t}`, txid, notify))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestReconcileAppliesAPaymentWhoseWebhookWasLost(t *testing.T) {
 		t.Fatalf("again: %d %v", status, out)
 	}
 	// The lost notice redelivered at last: the same payment, once.
-	resp, err := http.Post(e.SandboxURL+"/sandbox/redeliver", "application/json", strings.NewReader(`{"endToEndId":"`+paid.Payment.EndToEndID+`"}`))
+	resp, err := e.SandboxPost("/sandbox/redeliver", `{"endToEndId":"`+paid.Payment.EndToEndID+`"}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,11 @@ type config struct {
 	Stream     bool             // LASTRO_STREAM: lastro serve also runs the stream consumer ("on" enables)
 	Limits     httpserve.Limits // LASTRO_READ_TIMEOUT ... LASTRO_MAX_IN_FLIGHT
 	// PSPSandbox: serve mounts the sandbox PSP for tenants without one
-	// (LASTRO_PSP_SANDBOX on|off).
+	// (LASTRO_PSP_SANDBOX auto|on|off|force, resolved against the endpoint
+	// by loadConfig: docs/adr/0054-sandbox-psp-is-a-demo-tool.md).
 	PSPSandbox bool
+	// PSPSandboxForced: mounted although an endpoint is set (force).
+	PSPSandboxForced bool
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -99,7 +102,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
 	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
-	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "on", "on: serve mounts the sandbox Pix PSP under /psp-sandbox as the PSP of tenants that configured none; off: none (production)"},
+	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "auto", "auto: serve mounts the sandbox Pix PSP under /psp-sandbox (the PSP of tenants that configured none) only on the embedded store; on: the same, refused with an endpoint; off: never; force: also with an endpoint (never in production)"},
 	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
 	{"LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "embedded store's block cache in MiB (8-1048576); it fills only as data is read"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
@@ -161,9 +164,9 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if sched != "on" && sched != "off" {
 		return config{}, fmt.Errorf("LASTRO_SCHEDULER must be on or off, got %q", sched)
 	}
-	sandbox := *vals["LASTRO_PSP_SANDBOX"]
-	if sandbox != "on" && sandbox != "off" {
-		return config{}, fmt.Errorf("LASTRO_PSP_SANDBOX must be on or off, got %q", sandbox)
+	sandbox, forced, err := sandboxMode(*vals["LASTRO_PSP_SANDBOX"], *vals["LASTRO_DYNAMODB_ENDPOINT"])
+	if err != nil {
+		return config{}, err
 	}
 	streamOn := *vals["LASTRO_STREAM"]
 	if streamOn != "on" && streamOn != "off" {
@@ -174,7 +177,7 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		return config{}, err
 	}
 	return config{
-		PSPSandbox: sandbox == "on", StoreCache: cache,
+		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
@@ -184,6 +187,28 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 }
 
 func (c config) inMemory() bool { return c.DataDir == ":memory:" }
+
+// sandboxMode resolves LASTRO_PSP_SANDBOX against the endpoint: the
+// sandbox pays charges with no bank behind it, so it belongs with the
+// embedded store (a demo, a test) and is never mounted beside a real
+// DynamoDB unless forced (docs/adr/0054-sandbox-psp-is-a-demo-tool.md).
+func sandboxMode(mode, endpoint string) (mounted, forced bool, err error) {
+	switch mode {
+	case "auto":
+		return endpoint == "", false, nil
+	case "on":
+		if endpoint != "" {
+			return false, false, fmt.Errorf("LASTRO_PSP_SANDBOX=on with LASTRO_DYNAMODB_ENDPOINT set: the sandbox PSP pays charges with no bank behind it; " +
+				"leave it auto or off, or set force if this really is not production")
+		}
+		return true, false, nil
+	case "off":
+		return false, false, nil
+	case "force":
+		return true, endpoint != "", nil
+	}
+	return false, false, fmt.Errorf("LASTRO_PSP_SANDBOX must be auto, on, off or force, got %q", mode)
+}
 
 // parseStoreCache reads LASTRO_STORE_CACHE_MB (serve's and ddb serve's)
 // and returns the cache in bytes.

@@ -42,6 +42,7 @@ type app struct {
 	streams   *kit.Streams    // the table's stream, for the stream consumer
 	store     *ddblocal.Store // the embedded store, when no endpoint is set
 	storeURL  string          // its endpoint, only with LASTRO_STORE_ADDR
+	admin     string          // the admin token, also the sandbox PSP's operator token
 	stopStore context.CancelFunc
 	storeDone chan error
 }
@@ -95,6 +96,7 @@ func (a *app) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.admin = admin
 	sealer, err := newSealer(ctx, cfg, key)
 	if err != nil {
 		return err

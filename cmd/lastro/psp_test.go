@@ -61,7 +61,10 @@ func TestServeMountsTheSandboxPSP(t *testing.T) {
 	if err != nil || at.TxID != ch["chargeId"] || at.Valor.Original != "1024.67" {
 		t.Fatalf("location: %+v %v", at, err)
 	}
-	resp, err = http.Post(api+SandboxPrefix+"/sandbox/pay", "application/json", strings.NewReader(`{"txid":"`+at.TxID+`"}`))
+	// The operator pays with the admin token, as the README says.
+	req, _ := http.NewRequest(http.MethodPost, api+SandboxPrefix+"/sandbox/pay", strings.NewReader(`{"txid":"`+at.TxID+`"}`))
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,9 @@ func TestPSPSandboxCommand(t *testing.T) {
 	if err := run(t.Context(), []string{"psp", "sandbox"}, io.Discard, io.Discard); !strings.Contains(fmt.Sprint(err), "--webhook-secret") {
 		t.Errorf("no secret: %v", err)
 	}
-	s := startChild(t, map[string]string{}, "sandbox PSP listening", "psp", "sandbox", "--addr", "127.0.0.1:0", "--webhook-secret", "whsec_x")
+	const clientSecret = "client-secret-0123456789abcdef012"
+	s := startChild(t, map[string]string{"LASTRO_PSP_CLIENT_SECRET": clientSecret}, "sandbox PSP listening",
+		"psp", "sandbox", "--addr", "127.0.0.1:0", "--webhook-secret", "whsec_x")
 	resp, err := http.Get("http://" + s.addr + "/cob/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +101,7 @@ func TestPSPSandboxCommand(t *testing.T) {
 		t.Fatalf("without a token: %d", resp.StatusCode)
 	}
 	resp, err = http.PostForm("http://"+s.addr+"/oauth/token", map[string][]string{"grant_type": {"client_credentials"},
-		"client_id": {sandbox.DefaultClientID}, "client_secret": {sandbox.DefaultClientSecret}})
+		"client_id": {sandbox.DefaultClientID}, "client_secret": {clientSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	handler := e.Handler()
-	if cfg.PSPSandbox {
+	switch {
+	case cfg.PSPSandboxForced:
 		handler = e.withSandbox(ln.Addr(), handler)
-		log.Info("sandbox PSP mounted: the Pix PSP of tenants without one (PUT /v1/tenant/psp); LASTRO_PSP_SANDBOX=off in production",
-			"path", SandboxPrefix)
+		log.Warn("SANDBOX PSP FORCED beside a DynamoDB endpoint: tenants without their own PSP are served by a stand-in that pays "+
+			"charges with no bank behind it; whoever holds the admin token can mark their instalments paid. Never do this in production",
+			"path", SandboxPrefix, "setting", "LASTRO_PSP_SANDBOX=force")
+	case cfg.PSPSandbox:
+		handler = e.withSandbox(ln.Addr(), handler)
+		log.Info("sandbox PSP mounted on the embedded store: the Pix PSP of tenants without one (PUT /v1/tenant/psp); "+
+			"its pay routes take the admin token", "path", SandboxPrefix)
+	default:
+		log.Info("sandbox PSP not mounted: tenants without their own PSP get Pix charges with no BR Code", "setting", "LASTRO_PSP_SANDBOX")
 	}
 	// The scheduler stops with ctx, or when the server fails; serve waits
 	// for it before the deferred Close stops the store under it.

@@ -186,10 +186,22 @@ func Open(opts ...Option) (*Env, error) {
 		env.sbSrv = httptest.NewServer(env.Sandbox.Handler())
 		env.SandboxURL = env.sbSrv.URL
 		env.Sandbox.SetBaseURL(env.SandboxURL)
-		env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+		env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: env.Sandbox.ClientSecret(),
 			WebhookBase: env.URL})
 	}
 	return env, nil
+}
+
+// SandboxPost posts body to the sandbox PSP's path (PixSandbox only) with
+// its operator token, as the demo's operator does, and returns the answer.
+func (e *Env) SandboxPost(path, body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, e.SandboxURL+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.Sandbox.OperatorToken())
+	return http.DefaultClient.Do(req)
 }
 
 // Close stops the API server and the store.

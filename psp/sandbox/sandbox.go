@@ -7,6 +7,13 @@
 // signed with the engine's HMAC headers — or, asked to, without posting
 // it, leaving the payment to be found by GET (pix[]). `lastro psp sandbox` runs it
 // alone; `lastro serve` runs it in process as the local default.
+//
+// It moves money in the engine's books, so nothing it does is open
+// (docs/adr/0054-sandbox-psp-is-a-demo-tool.md): the Pix API routes take
+// an OAuth2 token whose client secret is random per process unless given,
+// the money-moving routes (pay, pay-batch, redeliver) take an operator
+// token, webhooks go only under an allowed prefix, and its state is
+// bounded in count and bytes.
 package sandbox
 
 import (
@@ -34,15 +41,39 @@ import (
 	"lastro/settlement"
 )
 
-// Default credentials the sandbox accepts when Options leave them empty.
+// DefaultClientID is the OAuth2 client id the sandbox accepts when Options
+// leave it empty. There is no default secret: an empty one is generated.
+const DefaultClientID = "lastro-sandbox"
+
+// Default bounds of the sandbox's state.
 const (
-	DefaultClientID     = "lastro-sandbox"
-	DefaultClientSecret = "lastro-sandbox-secret"
+	DefaultMaxCharges = 10_000
+	DefaultMaxBytes   = 32 << 20
+	// MaxBody bounds one request's body: a cob is a few hundred bytes.
+	MaxBody = 64 << 10
+	// maxWebhookAnswer bounds what is kept of the receiver's answer.
+	maxWebhookAnswer = 4 << 10
+	// maxTokens bounds the live OAuth2 tokens: a client that asks for
+	// more than this in an hour gets the oldest ones expired.
+	maxTokens = 1_000
 )
 
 // Options configure a sandbox.
 type Options struct {
-	ClientID, ClientSecret string // the OAuth2 client it accepts
+	// ClientID and ClientSecret are the OAuth2 client it accepts; an
+	// empty secret is generated (ClientSecret tells it).
+	ClientID, ClientSecret string
+	// OperatorToken is the bearer token of the money-moving routes
+	// (/sandbox/pay, /sandbox/pay-batch, /sandbox/redeliver); empty: one
+	// is generated (OperatorToken tells it).
+	OperatorToken string
+	// WebhookPrefix, when set, is the only URL prefix a webhook may be
+	// registered under: in process, the engine's own receiver, so the
+	// sandbox posts signed notices nowhere else.
+	WebhookPrefix string
+	// MaxCharges and MaxBytes bound the charges kept (0: the defaults);
+	// past either, the oldest are forgotten.
+	MaxCharges, MaxBytes int
 	// WebhookSecret signs every webhook, unless SecretFor gives one for
 	// the charge's Pix key (in process, each tenant's own secret).
 	WebhookSecret string
@@ -60,6 +91,8 @@ type Sandbox struct {
 	base string // scheme://host of the sandbox, for locations
 	// charges by kind + "/" + txid; locs maps a location id to the same key.
 	charges map[string]*record
+	order   []string // charge keys, oldest first, for eviction
+	bytes   int      // the charges' sizes, summed
 	locs    map[string]string
 	tokens  map[string]time.Time
 	hooks   map[string]string // chave -> webhook URL
@@ -71,6 +104,9 @@ type record struct {
 	kind    psp.Kind
 	p       psp.CobPayload
 	created time.Time
+	locID   string
+	size    int      // the body it was created or last changed with
+	e2e     []string // its payments' endToEndIds, forgotten with it
 }
 
 type delivery struct {
@@ -81,7 +117,19 @@ type delivery struct {
 // New returns a sandbox; SetBaseURL tells it where it is served.
 func New(o Options) *Sandbox {
 	if o.ClientID == "" {
-		o.ClientID, o.ClientSecret = DefaultClientID, DefaultClientSecret
+		o.ClientID = DefaultClientID
+	}
+	if o.ClientSecret == "" {
+		o.ClientSecret = "sbx_" + randomHex(24)
+	}
+	if o.OperatorToken == "" {
+		o.OperatorToken = "sbxop_" + randomHex(24)
+	}
+	if o.MaxCharges <= 0 {
+		o.MaxCharges = DefaultMaxCharges
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.Clock == nil {
 		o.Clock = clock.System{}
@@ -102,6 +150,13 @@ func New(o Options) *Sandbox {
 		hooks: map[string]string{}, paid: map[string]*delivery{}}
 }
 
+// ClientSecret is the OAuth2 client secret the sandbox accepts (with
+// Options.ClientID): the engine's to know, nobody else's.
+func (s *Sandbox) ClientSecret() string { return s.o.ClientSecret }
+
+// OperatorToken is the bearer token the money-moving routes take.
+func (s *Sandbox) OperatorToken() string { return s.o.OperatorToken }
+
 // SetBaseURL records the URL the sandbox is reached at (scheme and host):
 // the charges' locations point there.
 func (s *Sandbox) SetBaseURL(u string) {
@@ -120,10 +175,24 @@ func (s *Sandbox) Handler() http.Handler {
 	mux.HandleFunc("PUT /webhook/{chave}", s.authed(s.putWebhook))
 	mux.HandleFunc("GET /webhook/{chave}", s.authed(s.getWebhook))
 	mux.HandleFunc("GET /qr/v2/{id}", s.location)
-	mux.HandleFunc("POST /sandbox/pay", s.pay)
-	mux.HandleFunc("POST /sandbox/pay-batch", s.payBatch)
-	mux.HandleFunc("POST /sandbox/redeliver", s.redeliver)
-	return http.MaxBytesHandler(mux, 1<<20)
+	mux.HandleFunc("POST /sandbox/pay", s.operator(s.pay))
+	mux.HandleFunc("POST /sandbox/pay-batch", s.operator(s.payBatch))
+	mux.HandleFunc("POST /sandbox/redeliver", s.operator(s.redeliver))
+	return http.MaxBytesHandler(mux, MaxBody)
+}
+
+// operator guards a money-moving route: only the operator's token opens
+// it (constant time), since a payment here is applied by the engine.
+func (s *Sandbox) operator(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !equal(tok, s.o.OperatorToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="lastro-sandbox"`)
+			problem(w, http.StatusUnauthorized, "Nao Autorizado", "the sandbox's operator token is required (Authorization: Bearer ...)")
+			return
+		}
+		h(w, r)
+	}
 }
 
 // problem writes the API's error shape (RFC 7807).
@@ -165,9 +234,33 @@ func (s *Sandbox) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	// Tokens expire by the wall clock, as the client's oauth2 package
 	// reckons it: a frozen or manual business clock must not expire them.
-	s.tokens[tok] = time.Now().Add(time.Hour)
+	now := time.Now()
+	if len(s.tokens) >= maxTokens {
+		s.expireTokens(now)
+	}
+	s.tokens[tok] = now.Add(time.Hour)
 	s.mu.Unlock()
 	answer(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": r.PostFormValue("scope")})
+}
+
+// expireTokens drops the expired tokens and, if the map is still full,
+// the ones that expire first; s.mu is held.
+func (s *Sandbox) expireTokens(now time.Time) {
+	for tok, until := range s.tokens {
+		if !now.Before(until) {
+			delete(s.tokens, tok)
+		}
+	}
+	for len(s.tokens) >= maxTokens {
+		var oldest string
+		var at time.Time
+		for tok, until := range s.tokens {
+			if oldest == "" || until.Before(at) {
+				oldest, at = tok, until
+			}
+		}
+		delete(s.tokens, oldest)
+	}
 }
 
 func (s *Sandbox) authed(h http.HandlerFunc) http.HandlerFunc {
@@ -205,8 +298,13 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "Cobranca Invalida", "txid must be 26-35 alphanumerics")
 		return
 	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		problem(w, http.StatusRequestEntityTooLarge, "Cobranca Invalida", fmt.Sprintf("the body is over %d bytes", MaxBody))
+		return
+	}
 	var in psp.CobPayload
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+	if err := json.Unmarshal(raw, &in); err != nil {
 		problem(w, http.StatusBadRequest, "Cobranca Invalida", "the body is not a charge")
 		return
 	}
@@ -230,8 +328,9 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		id := randomHex(16)
 		in.Loc = &psp.Loc{ID: s.nextLoc, Location: strings.SplitN(s.base, "://", 2)[1] + "/qr/v2/" + id, TipoCob: string(kind)}
 		s.locs[id] = key
-		rec = &record{kind: kind, created: now}
+		rec = &record{kind: kind, created: now, locID: id}
 		s.charges[key] = rec
+		s.order = append(s.order, key)
 	} else {
 		in.Loc, in.Revisao = rec.p.Loc, rec.p.Revisao+1
 	}
@@ -249,17 +348,43 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		// field 54 out and the app reads the amount at the location.
 		code.AmountCents, _ = psp.ParseValor(in.Valor.Original)
 	}
-	var err error
 	if in.PixCopiaECola, err = brcode.Build(code); err != nil {
 		problem(w, http.StatusInternalServerError, "Erro Interno", "could not build the BR Code")
 		return
 	}
 	rec.p = in
+	s.bytes += len(raw) - rec.size
+	rec.size = len(raw)
+	s.evict(key)
 	status := http.StatusCreated
 	if in.Revisao > 0 {
 		status = http.StatusOK
 	}
 	answer(w, status, in)
+}
+
+// evict forgets the oldest charges (their locations and payments too)
+// while the sandbox holds more than its bounds allow, never keep, the
+// charge just written; s.mu is held.
+func (s *Sandbox) evict(keep string) {
+	for len(s.order) > 1 && (len(s.charges) > s.o.MaxCharges || s.bytes > s.o.MaxBytes) {
+		key := s.order[0]
+		if key == keep {
+			s.order = append(s.order[1:], key)
+			continue
+		}
+		s.order = s.order[1:]
+		rec := s.charges[key]
+		if rec == nil {
+			continue
+		}
+		delete(s.charges, key)
+		delete(s.locs, rec.locID)
+		for _, e := range rec.e2e {
+			delete(s.paid, e)
+		}
+		s.bytes -= rec.size
+	}
 }
 
 // validate checks what the API requires of a cob or cobv body.
@@ -359,9 +484,17 @@ func (s *Sandbox) putWebhook(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "Webhook Invalido", "webhookUrl must be an http(s) URL")
 		return
 	}
+	if p := s.o.WebhookPrefix; p != "" && !strings.HasPrefix(in.WebhookURL, p) {
+		problem(w, http.StatusBadRequest, "Webhook Invalido", "this sandbox posts notices only to the engine's own receiver")
+		return
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, known := s.hooks[r.PathValue("chave")]; !known && len(s.hooks) >= s.o.MaxCharges {
+		problem(w, http.StatusServiceUnavailable, "Servico Indisponivel", "the sandbox holds as many webhooks as it keeps")
+		return
+	}
 	s.hooks[r.PathValue("chave")] = in.WebhookURL
-	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -566,6 +699,7 @@ func (s *Sandbox) PayBatch(ctx context.Context, ins []PayInput) (*Paid, error) {
 		rec.p.Pix = append(rec.p.Pix, payments[i])
 		// Each payment is redelivered on its own.
 		s.paid[payments[i].EndToEndID] = &delivery{chave: payments[i].Chave, notice: psp.Notice{Pix: payments[i : i+1]}}
+		rec.e2e = append(rec.e2e, payments[i].EndToEndID)
 	}
 	d := &delivery{chave: payments[0].Chave, notice: psp.Notice{Pix: payments}}
 	s.mu.Unlock()
@@ -676,7 +810,7 @@ func (s *Sandbox) deliver(ctx context.Context, d *delivery) (*Paid, error) {
 		return nil, fmt.Errorf("posting the webhook: %w", err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxWebhookAnswer))
 	out.WebhookStatus, out.WebhookBody = resp.StatusCode, string(raw)
 	return out, nil
 }

@@ -82,7 +82,7 @@ func TestTheAPIRefuses(t *testing.T) {
 	if resp, err := http.PostForm(srv.URL+"/oauth/token", form); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("wrong secret: %v %v", resp, err)
 	}
-	form.Set("client_secret", sandbox.DefaultClientSecret)
+	form.Set("client_secret", sb.ClientSecret())
 	resp, err := http.PostForm(srv.URL+"/oauth/token", form)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("token: %v %v", resp, err)
@@ -122,7 +122,7 @@ func TestTheAPIRefuses(t *testing.T) {
 		{"pay without a webhook", "/sandbox/pay", `{"txid":"Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF"}`, http.StatusBadRequest},
 		{"redeliver unknown", "/sandbox/redeliver", `{"endToEndId":"E1"}`, http.StatusBadRequest},
 	} {
-		if got := do(http.MethodPost, tt.path, "", tt.body); got != tt.want {
+		if got := do(http.MethodPost, tt.path, sb.OperatorToken(), tt.body); got != tt.want {
 			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
 	}

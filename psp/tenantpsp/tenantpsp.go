@@ -114,8 +114,14 @@ func (d *Directory) For(ctx context.Context, t *tenant.Tenant) (psp.PSP, error) 
 // ErrUnknownKey is SecretFor's answer for a Pix key no tenant uses at the sandbox.
 var ErrUnknownKey = errors.New("tenantpsp: unknown sandbox Pix key")
 
+// ErrOwnPSP is SecretFor's answer for a tenant that configured its own
+// PSP: the sandbox is no longer its PSP, so it signs nothing for it.
+var ErrOwnPSP = errors.New("tenantpsp: the tenant has its own PSP; the sandbox signs nothing for it")
+
 // SecretFor is the webhook secret of the tenant whose sandbox Pix key is
-// chave: the in-process sandbox signs each tenant's webhooks with it.
+// chave: the in-process sandbox signs each tenant's webhooks with it,
+// only while the sandbox is that tenant's PSP (never once it configured
+// its own, docs/adr/0054-sandbox-psp-is-a-demo-tool.md).
 func (d *Directory) SecretFor(ctx context.Context, chave string) (string, error) {
 	d.mu.Lock()
 	id, ok := d.keys[chave]
@@ -126,6 +132,9 @@ func (d *Directory) SecretFor(ctx context.Context, chave string) (string, error)
 	t, err := d.tenants.Get(ctx, id)
 	if err != nil {
 		return "", err
+	}
+	if t.PSP() != nil {
+		return "", ErrOwnPSP
 	}
 	return t.WebhookSecret(), nil
 }

@@ -35,7 +35,7 @@ func TestDirectory(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	sb.SetBaseURL(srv.URL)
-	d.UseSandbox(tenantpsp.Sandbox{URL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+	d.UseSandbox(tenantpsp.Sandbox{URL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sb.ClientSecret(),
 		WebhookBase: "http://engine.invalid/"})
 	first, err := d.For(ctx, tn)
 	if err != nil || first == nil {
