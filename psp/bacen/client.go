@@ -21,6 +21,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"lastro/collections/egress"
 	"lastro/psp"
 )
 
@@ -30,7 +31,7 @@ var DefaultScopes = []string{"cob.write", "cob.read", "cobv.write", "cobv.read",
 // Config is one tenant's PSP.
 type Config struct {
 	// BaseURL is the Pix API root, the version included
-	// ("https://pix.psp.example/api/v2"); https, or http to a loopback host.
+	// ("https://pix.psp.example/api/v2"); https (Egress decides the rest).
 	BaseURL string
 	// TokenURL is the OAuth2 token endpoint; empty means BaseURL + "/oauth/token".
 	TokenURL     string
@@ -48,6 +49,15 @@ type Config struct {
 	Chave string
 	// Timeout bounds each call, the token's included; 0 means 10 s.
 	Timeout time.Duration
+	// Egress is the outbound policy every request, the token's included,
+	// and every redirect and dialled address must pass: a tenant's PSP is
+	// a URL the tenant chose, and it receives the OAuth client secret
+	// (docs/adr/0055). nil is the strict policy.
+	Egress *egress.Policy
+	// Trusted exempts the PSP from Egress: only for the engine's own
+	// in-process sandbox, which the operator configured on the API's
+	// loopback address, never for a URL a tenant set.
+	Trusted bool
 }
 
 // Client is the Pix API of one PSP for one tenant.
@@ -90,13 +100,28 @@ func New(cfg Config) (*Client, error) {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg
-	base := &http.Client{Transport: tr, Timeout: timeout}
 	tokenURL := cfg.TokenURL
 	if tokenURL == "" {
 		tokenURL = strings.TrimSuffix(cfg.BaseURL, "/") + "/oauth/token"
 	}
+	var tr http.RoundTripper
+	var redirect func(*http.Request, []*http.Request) error
+	if cfg.Trusted {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tlsCfg
+		tr = t
+	} else {
+		// Refused here, before a client exists: the token request would
+		// carry the client secret to it. The transport checks every
+		// request and address again (a redirect, a rebinding name).
+		for _, u := range [...]struct{ name, url string }{{"baseUrl", cfg.BaseURL}, {"tokenUrl", tokenURL}} {
+			if err := cfg.Egress.CheckURL(u.url); err != nil {
+				return nil, fmt.Errorf("bacen: %s: %w", u.name, err)
+			}
+		}
+		tr, redirect = cfg.Egress.Transport(tlsCfg), cfg.Egress.CheckRedirect
+	}
+	base := &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: redirect}
 	scopes := cfg.Scopes
 	if len(scopes) == 0 {
 		scopes = DefaultScopes
@@ -107,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 	// it carries the mutual-TLS client, as PSPs require it on the token
 	// endpoint too, and no deadline (each request has its own timeout).
 	tokenCtx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
-	hc := &http.Client{Timeout: timeout, Transport: &oauth2.Transport{Source: cc.TokenSource(tokenCtx), Base: tr}}
+	hc := &http.Client{Timeout: timeout, Transport: &oauth2.Transport{Source: cc.TokenSource(tokenCtx), Base: tr}, CheckRedirect: redirect}
 	return &Client{base: strings.TrimSuffix(cfg.BaseURL, "/"), chave: cfg.Chave, http: hc}, nil
 }
 
@@ -226,6 +251,12 @@ func (c *Client) do(ctx context.Context, method, path, route string, in, out any
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
 			return fmt.Errorf("%w: token endpoint answered %d", psp.ErrRejected, re.Response.StatusCode)
+		}
+		// So is a PSP URL, a redirect or an address the egress policy
+		// refuses: no retry will reach it. Only the refusal is kept: the
+		// transport's text names the URL.
+		if errors.Is(err, egress.ErrNotAllowed) {
+			return fmt.Errorf("%w: %s %s: %w", psp.ErrRejected, method, route, egress.ErrNotAllowed)
 		}
 		return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, route, redact(err))
 	}

@@ -25,6 +25,7 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/pix/brcode"
 	"lastro/psp"
 	"lastro/psp/bacen"
@@ -93,8 +94,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(f.srv.Close)
 	f.sb.SetBaseURL(f.srv.URL)
 	root := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw}))
+	// The PSP is an httptest server on loopback: allowed explicitly.
 	f.cfg = bacen.Config{BaseURL: f.srv.URL, ClientID: "tenant-client", ClientSecret: "s3cret", CertPEM: certPEM, KeyPEM: keyPEM,
-		RootCAsPEM: root, Chave: chave}
+		RootCAsPEM: root, Chave: chave, Egress: egress.New(egress.AllowLoopback())}
 	return f
 }
 
@@ -324,7 +326,8 @@ func TestARefusalNamesTheProblemNotItsTitle(t *testing.T) {
 		_, _ = w.Write([]byte(`{"type":"https://pix.bcb.gov.br/api/v2/error/CobOperacaoInvalida","title":"` + leak + `","status":400,"detail":"` + leak + `"}`))
 	}))
 	t.Cleanup(srv.Close)
-	c, err := bacen.New(bacen.Config{BaseURL: srv.URL, ClientID: "id", ClientSecret: "secret", Chave: "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"})
+	c, err := bacen.New(bacen.Config{BaseURL: srv.URL, ClientID: "id", ClientSecret: "secret", Chave: "7d9f0335-8dcc-4054-9bf9-0dbd61d36906",
+		Egress: egress.New(egress.AllowLoopback())})
 	if err != nil {
 		t.Fatal(err)
 	}
