@@ -22,6 +22,7 @@ import (
 	"lastro/boleto/returns"
 	"lastro/charges"
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/idem"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
@@ -69,6 +70,11 @@ type Deps struct {
 	// authentications per client address (docs/adr/0022, 0023); zero
 	// fields take the defaults.
 	Auth tenant.Options
+	// Egress is the outbound policy of every URL a tenant sets: checked
+	// when set, and the tenants' PSPs are dialled through it (ADR 0055).
+	// nil is the strict policy. It replaces Auth.Egress: one policy for
+	// setting a URL and for dialling it.
+	Egress *egress.Policy
 }
 
 // Engine is the wired engine. Its services are exported so tools (demo
@@ -98,6 +104,9 @@ type Engine struct {
 	// UI is the web pages (docs/adr/0031).
 	UI     *ui.UI
 	Sealer pii.Sealer
+	// Egress is Deps.Egress: the webhook publishers and senders built
+	// beside the engine (the stream's, the messaging sender) dial through it.
+	Egress *egress.Policy
 	// Metrics is the engine's Prometheus registry, served at /metrics;
 	// the stream consumer registers its collectors on it. It is the
 	// engine's own, not the process-wide default, so engines in one test
@@ -146,7 +155,8 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		d.Logger.Info("table created", "table", d.Table)
 	}
 	e := &Engine{Kit: kit.New(d.DB, d.Table, kit.WithClock(d.Clock)), Clock: d.Clock, Log: d.Logger, Sealer: d.Sealer, db: d.DB, table: d.Table,
-		Metrics: prometheus.NewRegistry()}
+		Metrics: prometheus.NewRegistry(), Egress: d.Egress}
+	d.Auth.Egress = d.Egress
 	e.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.Tenants = tenant.NewService(e.Kit, box, e.Clock, d.Shards, d.Auth)
 	e.Idem = idem.New(e.Kit, e.Clock)
@@ -157,7 +167,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Sender: d.Sender, Addresses: addressBook{e.Debtors}})
 	e.Agenda = agenda.New(agenda.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Contacts: e.Contacts, Bureau: d.Bureau,
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
-	e.PSPs = tenantpsp.New(e.Tenants)
+	e.PSPs = tenantpsp.New(e.Tenants, d.Egress)
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
 		PSPs: e.PSPs})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock,

@@ -28,6 +28,7 @@ import (
 	"lastro/agenda"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
@@ -62,6 +63,7 @@ type options struct {
 	shared  *Env
 	auth    tenant.Options
 	sandbox bool
+	egress  *egress.Policy
 }
 
 // Option changes the fixture.
@@ -89,6 +91,11 @@ func Owner(name string) Option { return func(o *options) { o.owner = name } }
 // Auth tunes the engine's tenant and key caches and its failure limit
 // (short windows to watch them expire, a small burst to reach it).
 func Auth(o tenant.Options) Option { return func(opts *options) { opts.auth = o } }
+
+// Egress is the engine's outbound policy (default: the strict one). A
+// test whose tenant points a webhook or a PSP at an httptest server opts
+// in to loopback here: egress.New(egress.AllowLoopback()).
+func Egress(p *egress.Policy) Option { return func(o *options) { o.egress = p } }
 
 // PixSandbox runs the sandbox PSP beside the engine, over HTTP, as the
 // PSP of every tenant (what lastro serve does by default): Pix charges get
@@ -172,7 +179,7 @@ func Open(opts ...Option) (*Env, error) {
 		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
 		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
 		Sender: contactlimit.NewOutbox(env.OutboxPath), Bureau: agenda.NewFileBureau(env.BureauPath), Owner: o.owner,
-		Auth: o.auth,
+		Auth: o.auth, Egress: o.egress,
 	})
 	if err != nil {
 		closeStore()

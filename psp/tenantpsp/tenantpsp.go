@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"lastro/collections/egress"
 	"lastro/psp"
 	"lastro/psp/bacen"
 	"lastro/tenant"
@@ -33,6 +34,7 @@ type Sandbox struct {
 // version (a new configuration bumps the version).
 type Directory struct {
 	tenants *tenant.Service
+	egress  *egress.Policy // a tenant's PSP is dialled through it; the sandbox is not
 	mu      sync.Mutex
 	sandbox *Sandbox
 	clients map[string]entry
@@ -45,9 +47,10 @@ type entry struct {
 }
 
 // New returns a directory with no sandbox: tenants without a configured
-// PSP get none (their Pix charges carry no BR Code).
-func New(tenants *tenant.Service) *Directory {
-	return &Directory{tenants: tenants, clients: map[string]entry{}, keys: map[string]string{}}
+// PSP get none (their Pix charges carry no BR Code). Tenants' own PSPs
+// are dialled through policy (nil: the strict one, docs/adr/0055).
+func New(tenants *tenant.Service, policy *egress.Policy) *Directory {
+	return &Directory{tenants: tenants, egress: policy, clients: map[string]entry{}, keys: map[string]string{}}
 }
 
 // UseSandbox makes the sandbox the PSP of tenants that configured none.
@@ -82,10 +85,12 @@ func (d *Directory) For(ctx context.Context, t *tenant.Tenant) (psp.PSP, error) 
 	var hook string
 	if p := t.PSP(); p != nil {
 		cfg = bacen.Config{BaseURL: p.BaseURL, TokenURL: p.TokenURL, ClientID: p.ClientID, ClientSecret: p.ClientSecret, CertPEM: p.CertPEM,
-			KeyPEM: p.KeyPEM, RootCAsPEM: p.RootCAsPEM, Chave: p.Chave}
+			KeyPEM: p.KeyPEM, RootCAsPEM: p.RootCAsPEM, Chave: p.Chave, Egress: d.egress}
 		hook = p.WebhookURL
 	} else if sb != nil {
-		cfg = bacen.Config{BaseURL: sb.URL, ClientID: sb.ClientID, ClientSecret: sb.ClientSecret, Chave: SandboxKey(t.ID)}
+		// The operator's own sandbox, on the API's loopback address: not a
+		// URL any tenant chose, so not under the egress policy.
+		cfg = bacen.Config{BaseURL: sb.URL, ClientID: sb.ClientID, ClientSecret: sb.ClientSecret, Chave: SandboxKey(t.ID), Trusted: true}
 		hook = WebhookURL(sb.WebhookBase, t.ID)
 		d.mu.Lock()
 		d.keys[cfg.Chave] = t.ID
@@ -95,7 +100,7 @@ func (d *Directory) For(ctx context.Context, t *tenant.Tenant) (psp.PSP, error) 
 	}
 	c, err := bacen.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", psp.ErrRejected, err)
+		return nil, fmt.Errorf("%w: %w", psp.ErrRejected, err)
 	}
 	// Registered before the first charge, so no payment of it can be
 	// notified nowhere; a tenant that registers its webhook with the PSP

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"lastro/collections/egress"
 	"lastro/engine/enginetest"
 	"lastro/psp"
 	"lastro/psp/sandbox"
@@ -18,9 +19,11 @@ import (
 func TestDirectory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := enginetest.New(t)
+	// The configured PSP below is on loopback: allowed explicitly.
+	loopback := egress.New(egress.AllowLoopback())
+	env := enginetest.New(t, enginetest.Egress(loopback))
 	tn, keys := env.Tenant(t, "t-dir")
-	d := tenantpsp.New(env.Tenants)
+	d := tenantpsp.New(env.Tenants, loopback)
 	if p, err := d.For(ctx, tn); p != nil || err != nil {
 		t.Fatalf("no sandbox, no configuration: %v %v", p, err)
 	}
@@ -75,5 +78,49 @@ func TestDirectory(t *testing.T) {
 	}
 	if p, err := d.For(ctx, configured); p != nil || !errors.Is(err, psp.ErrUnavailable) {
 		t.Fatalf("unreachable PSP: %v %v", p, err)
+	}
+}
+
+// TestATenantsPSPIsDialledThroughThePolicyAndTheSandboxIsNot: under the
+// strict policy the engine's own sandbox, on plain loopback http, still
+// serves tenants without a PSP (the operator configured it), while a
+// tenant's PSP that the policy refuses is never called, not even for a
+// token: the client is refused as a rejection.
+func TestATenantsPSPIsDialledThroughThePolicyAndTheSandboxIsNot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The tenant set its PSP while the operator allowed loopback; this
+	// directory (a restart with the strict policy) no longer does.
+	env := enginetest.New(t, enginetest.Egress(egress.New(egress.AllowLoopback())))
+	tn, _ := env.Tenant(t, "t-strict")
+	d := tenantpsp.New(env.Tenants, egress.New())
+	sb := sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: d.SecretFor})
+	sbSrv := httptest.NewServer(sb.Handler())
+	t.Cleanup(sbSrv.Close)
+	sb.SetBaseURL(sbSrv.URL)
+	d.UseSandbox(tenantpsp.Sandbox{URL: sbSrv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sb.ClientSecret(),
+		WebhookBase: "http://engine.invalid/"})
+	if p, err := d.For(ctx, tn); err != nil || p == nil {
+		t.Fatalf("the sandbox under the strict policy: %v %v", p, err)
+	}
+	var hits atomic.Int32
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	t.Cleanup(own.Close)
+	if _, err := env.Tenants.SetPSP(ctx, tn, tenant.PSPSettings{BaseURL: own.URL, ClientID: "c", ClientSecret: "s", Chave: "k",
+		WebhookURL: own.URL + "/hook"}); err != nil {
+		t.Fatal(err)
+	}
+	configured, err := env.Tenants.Get(ctx, "t-strict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := d.For(ctx, configured); p != nil || !errors.Is(err, psp.ErrRejected) || !errors.Is(err, egress.ErrNotAllowed) {
+		t.Fatalf("a refused PSP: %v %v", p, err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the refused PSP got %d requests", hits.Load())
 	}
 }
