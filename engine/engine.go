@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"net/netip"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -75,6 +76,9 @@ type Deps struct {
 	// nil is the strict policy. It replaces Auth.Egress: one policy for
 	// setting a URL and for dialling it.
 	Egress *egress.Policy
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// the failure limits count against (LASTRO_TRUSTED_PROXIES).
+	TrustedProxies []netip.Prefix
 }
 
 // Engine is the wired engine. Its services are exported so tools (demo
@@ -180,7 +184,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Arrangements: e.Arrangements, Contacts: e.Contacts, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
 		return nil, err
 	}
-	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine"})
+	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine", TrustedProxies: d.TrustedProxies})
 	e.Web.Echo.Use(e.Tenants.Authenticator(d.AdminToken))
 	e.routes()
 	return e, nil

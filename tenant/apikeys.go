@@ -126,7 +126,7 @@ func (s *Service) CreateKey(ctx context.Context, t *Tenant, in NewKeyInput) (*Ne
 		return nil, errs.E(errs.Invalid, "invalid_role", "role must be operator, supervisor or compliance")
 	}
 	ctx = kit.Within(ctx, "tenant.key.create")
-	key := newAPIKey(t.ID)
+	key := s.newAPIKey(t.ID)
 	h := hashKey(key)
 	rec := apiKeyRecord{PK: keys.Tenant(t.ID), SK: keys.APIKey(h), Type: "APIKEY", TenantID: t.ID, Role: in.Role,
 		CreatedAt: keys.Timestamp(s.clock.Now())}

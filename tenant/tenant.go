@@ -25,6 +25,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
+	"lastro/collections/text"
 )
 
 // DefaultTimeZone is the time zone of a tenant that names none.
@@ -144,6 +145,9 @@ type Service struct {
 	shards int
 	opts   Options
 	fails  *failureLimiter
+	// adminFails limits wrong admin tokens per address, apart from the
+	// API keys' budget so they spend none of a tenant's.
+	adminFails *failureLimiter
 
 	mu         sync.Mutex
 	cache      map[string]cached // tenant id → tenant
@@ -230,7 +234,7 @@ func NewService(k *kit.Kit, box *secret.Box, c clock.Clock, shards int, opts ...
 	}
 	o = o.withDefaults()
 	return &Service{kit: k, box: box, clock: c, shards: shards, opts: o,
-		fails: newFailureLimiter(o.FailureBurst, o.FailureEvery, maxMisses),
+		fails: newFailureLimiter(o.FailureBurst, o.FailureEvery, maxMisses), adminFails: newFailureLimiter(o.FailureBurst, o.FailureEvery, maxMisses),
 		cache: map[string]cached{}, keys: map[string]cachedKey{}, missTenant: map[string]time.Time{}, missKey: map[string]time.Time{}}
 }
 
@@ -253,6 +257,11 @@ func (in *CreateInput) validate() error {
 	if !ValidID(in.TenantID) {
 		return errs.E(errs.Invalid, "invalid_tenant_id", "tenantId must be 2-32 of a-z 0-9 -, starting with a letter or digit")
 	}
+	// The name opens every SMS the tenant sends: no line breaks, NUL or
+	// bidi controls (collections/text).
+	if err := text.Check("name", in.Name); err != nil {
+		return err
+	}
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" || len(in.Name) > 200 {
 		return errs.E(errs.Invalid, "invalid_name", "name must be 1-200 characters")
@@ -270,11 +279,6 @@ func (in *CreateInput) validate() error {
 func hashKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
-}
-
-// newAPIKey returns a key that carries its tenant: lst_<tenant>_<random>.
-func newAPIKey(tenantID string) string {
-	return "lst_" + tenantID + "_" + hex.EncodeToString(secret.Random(24))
 }
 
 // tenantOfKey extracts the tenant id an API key carries.
@@ -324,7 +328,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	actions := []kit.Action{kit.PutAction(item, &notExists), kit.PutAction(entry, &notExists)}
 	out := &Created{TenantID: in.TenantID, APIKeys: map[string]string{}, WebhookSecret: sec.Webhook}
 	for _, role := range keyRoles() {
-		key := newAPIKey(in.TenantID)
+		key := s.newAPIKey(in.TenantID)
 		out.APIKeys[string(role)] = key
 		ki, err := attributevalue.MarshalMap(apiKeyRecord{PK: pk, SK: keys.APIKey(hashKey(key)), Type: "APIKEY",
 			TenantID: in.TenantID, Role: string(role), CreatedAt: keys.Timestamp(now)})
@@ -493,8 +497,8 @@ var errUnauthenticated = errs.E(errs.Unauth, "unauthenticated", "missing or inva
 // keyOwner resolves an API key to its tenant and role; Unauth when the
 // key is unknown, revoked or malformed. client is the caller's address
 // for the failure limit ("" : not limited): a client over its budget of
-// failures gets 429 instead of a store read, though a key already
-// cached still passes (it costs nothing and is known good).
+// failures gets 429 instead of a store read for an untagged key, though a
+// key already cached or carrying a valid tag still passes (ADR 0057).
 func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, error) {
 	now := time.Now()
 	id, ok := tenantOfKey(key)
@@ -511,11 +515,22 @@ func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, e
 	at, missed := s.missKey[h]
 	missed = missed && now.Sub(at) < s.opts.MissTTL
 	s.mu.Unlock()
-	if err := s.overLimit(client, now); err != nil {
-		return keyOwner{}, err
+	// A key whose tag verifies was issued by this engine (ADR 0057): it is
+	// looked up whatever others sent from its address, so no one's
+	// failures lock a valid key out. Only untagged keys (issued before
+	// tags, or forged) are held to the failure budgets, per address and
+	// per tenant they name.
+	tagged := s.keyTagged(key, id)
+	if !tagged {
+		if err := s.overLimit(client, now); err != nil {
+			return keyOwner{}, err
+		}
+		if err := s.overLimit(tenantBucket(id), now); err != nil {
+			return keyOwner{}, err
+		}
 	}
 	if missed {
-		s.failed(client, now)
+		s.failedKey(client, id, tagged, now)
 		return keyOwner{}, errUnauthenticated
 	}
 	ctx, _ = kit.Operation(ctx, "tenant.authenticate")
@@ -534,7 +549,7 @@ func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, e
 		delete(s.keys, h)
 		remember(s.missKey, h, now, s.opts.MissTTL)
 		s.mu.Unlock()
-		s.failed(client, now)
+		s.failedKey(client, id, tagged, now)
 		return keyOwner{}, errUnauthenticated
 	}
 	o := keyOwner{tenantID: rec.TenantID, role: rec.Role}

@@ -4,10 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"time"
 
 	"lastro/collections/httpserve"
+	"lastro/collections/web"
 )
 
 // config is the engine's configuration: environment variables (12-factor),
@@ -34,6 +36,9 @@ type config struct {
 	PSPSandbox bool
 	// PSPSandboxForced: mounted although an endpoint is set (force).
 	PSPSandboxForced bool
+	// TrustedProxies: LASTRO_TRUSTED_PROXIES, the peers whose
+	// X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -105,6 +110,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "auto", "auto: serve mounts the sandbox Pix PSP under /psp-sandbox (the PSP of tenants that configured none) only on the embedded store; on: the same, refused with an endpoint; off: never; force: also with an endpoint (never in production)"},
 	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
 	{"LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "embedded store's block cache in MiB (8-1048576); it fills only as data is read"},
+	{"LASTRO_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs of the proxies in front whose X-Forwarded-For names the client (failure limits); empty: the peer's address"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -172,12 +178,16 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if streamOn != "on" && streamOn != "off" {
 		return config{}, fmt.Errorf("LASTRO_STREAM must be on or off, got %q", streamOn)
 	}
+	proxies, err := web.ParsePrefixes(*vals["LASTRO_TRUSTED_PROXIES"])
+	if err != nil {
+		return config{}, fmt.Errorf("LASTRO_TRUSTED_PROXIES: %w", err)
+	}
 	cache, err := parseStoreCache(*vals["LASTRO_STORE_CACHE_MB"])
 	if err != nil {
 		return config{}, err
 	}
 	return config{
-		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache,
+		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache, TrustedProxies: proxies,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,

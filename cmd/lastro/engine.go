@@ -115,7 +115,8 @@ func (a *app) open(ctx context.Context) error {
 	bureau := agenda.NewFileBureau(filepath.Join(files, "bureau.jsonl"))
 	log.Info("contact outbox and bureau files", "dir", files)
 	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
-		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau})
+		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau,
+		TrustedProxies: cfg.TrustedProxies})
 	return err
 }
 

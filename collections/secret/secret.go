@@ -6,7 +6,9 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -15,8 +17,12 @@ import (
 	"strings"
 )
 
-// Box seals and opens secrets with one data key.
-type Box struct{ aead cipher.AEAD }
+// Box seals and opens secrets with one data key, and tags values with a
+// MAC key derived from it.
+type Box struct {
+	aead cipher.AEAD
+	mac  []byte
+}
 
 // KeySize is the data key length in bytes.
 const KeySize = 32
@@ -34,7 +40,24 @@ func New(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Box{aead: aead}, nil
+	// The MAC key is derived, never the data key itself, so a tag says
+	// nothing about the key that seals.
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("lastro secret box: tag key v1"))
+	return &Box{aead: aead, mac: m.Sum(nil)}, nil
+}
+
+// Tag is HMAC-SHA256 of parts under the box's derived MAC key, for the
+// purpose label names (domain separation): every instance with the same
+// data key computes the same tag, and no one without it can.
+func (b *Box) Tag(label string, parts ...string) []byte {
+	m := hmac.New(sha256.New, b.mac)
+	m.Write([]byte(label))
+	for _, p := range parts {
+		m.Write([]byte{0})
+		m.Write([]byte(p))
+	}
+	return m.Sum(nil)
 }
 
 // Seal encrypts plaintext bound to aad; the result is nonce || ciphertext.

@@ -9,9 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +125,11 @@ type Options struct {
 	BodyLimit int64 // bytes; default 1 MiB
 	Title     string
 	Version   string
+	// TrustedProxies are the peers whose X-Forwarded-For is believed
+	// (LASTRO_TRUSTED_PROXIES): behind them a request's client address is
+	// the nearest one they did not add. Empty: the peer's address, so no
+	// client can pick its own.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the echo instance and the OpenAPI document of its routes.
@@ -140,12 +149,47 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	if len(opts.TrustedProxies) > 0 {
+		trust := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, p := range opts.TrustedProxies {
+			trust = append(trust, echo.TrustIPRange(prefixNet(p)))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(trust...)
+	}
 	s := &Server{Echo: e, log: opts.Logger, doc: newOpenAPI(opts.Title, opts.Version)}
 	e.HTTPErrorHandler = func(err error, c echo.Context) { WriteError(c, s.log, err) }
 	e.Use(s.requestID, s.recoverPanic, s.accessLog, s.limitBody(opts.BodyLimit))
 	e.GET("/openapi.json", s.serveOpenAPI)
 	s.doc.add(Doc{Method: http.MethodGet, Path: "/openapi.json", Summary: "This OpenAPI document", Public: true})
 	return s
+}
+
+// prefixNet is p as the *net.IPNet echo's trust options take.
+func prefixNet(p netip.Prefix) *net.IPNet {
+	p = p.Masked()
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// ParsePrefixes reads a comma-separated list of CIDRs or addresses (an
+// address is its own /32 or /128), as LASTRO_TRUSTED_PROXIES is written.
+func ParsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p)
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR or an IP address", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // Logger is the server's logger.
