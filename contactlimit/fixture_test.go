@@ -53,9 +53,9 @@ type fixture struct {
 	keys enginetest.Keys
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB, opts ...enginetest.Option) *fixture {
 	t.Helper()
-	f := &fixture{Env: enginetest.New(t, enginetest.At(thursday10))}
+	f := &fixture{Env: enginetest.New(t, append([]enginetest.Option{enginetest.At(thursday10)}, opts...)...)}
 	f.t, f.keys = f.Tenant(t, "t-contact")
 	return f
 }

@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/errs"
 	"lastro/collections/jsonl"
 	"lastro/collections/kit"
@@ -113,17 +115,27 @@ func (o *Outbox) Send(_ context.Context, _ *tenant.Tenant, m Message) error {
 // ts + "." + body). Transient failures (network, 408, 429, 5xx) are
 // retried with exponential backoff and full jitter; other 4xx are final.
 type Webhook struct {
-	Client    *http.Client
+	// Client posts the messages; unless set, a 10 s timeout client of
+	// Egress: the tenant's URL is dialled only where the outbound policy
+	// allows, every redirect and resolved address included (ADR 0055).
+	Client *http.Client
+	// Egress is the outbound policy of the default client; nil is the
+	// strict one.
+	Egress    *egress.Policy
 	Clock     clock.Clock // signs with its time; the real clock in production
 	Logger    *slog.Logger
 	Attempts  int           // default 4
 	BaseDelay time.Duration // default 200 ms, doubled per retry, capped at 5 s
+
+	once   sync.Once
+	client *http.Client // the default client, built once (one connection pool)
 }
 
 func (w *Webhook) defaults() (*http.Client, clock.Clock, *slog.Logger, int, time.Duration) {
 	c, clk, log, n, d := w.Client, w.Clock, w.Logger, w.Attempts, w.BaseDelay
 	if c == nil {
-		c = &http.Client{Timeout: 10 * time.Second}
+		w.once.Do(func() { w.client = w.Egress.Client(10 * time.Second) })
+		c = w.client
 	}
 	if clk == nil {
 		clk = clock.System{}
@@ -193,6 +205,11 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, &SendError{Detail: "canceled", Err: ctx.Err()}
+		}
+		// The outbound policy refused the URL, a redirect or the address
+		// the name resolved to: final, no retry changes that.
+		if errors.Is(err, egress.ErrNotAllowed) {
+			return false, &SendError{Detail: egress.Code, Err: egress.ErrNotAllowed}
 		}
 		return true, &SendError{Detail: "transport_error"}
 	}

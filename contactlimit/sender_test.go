@@ -18,9 +18,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
+	"lastro/engine/enginetest"
 	"lastro/settlement"
 	"lastro/tenant"
 )
@@ -140,11 +142,16 @@ func (f *fixture) provider(t *testing.T, failures int) *provider {
 	return p
 }
 
+// loopback lets the tests' providers, httptest servers on loopback, be
+// set and dialled: an explicit opt-in, as an operator's
+// LASTRO_EGRESS_ALLOW=loopback.
+var loopback = egress.New(egress.AllowLoopback())
+
 func TestWebhookSignsAndRetries(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, enginetest.Egress(loopback))
 	p := f.provider(t, 1)
-	wh := &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, BaseDelay: time.Millisecond}
+	wh := &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, BaseDelay: time.Millisecond, Egress: loopback}
 	g := f.gateway(contactlimit.Deps{Sender: wh, Addresses: addresses{}})
 	dk := f.debtor(t, "")
 	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
@@ -163,19 +170,21 @@ func TestWebhookSignsAndRetries(t *testing.T) {
 
 func TestWebhookGivesUpAndRecordsTheFailure(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, enginetest.Egress(loopback))
 	p := f.provider(t, 100)
-	g := f.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, Attempts: 3, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	g := f.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f.Log, Attempts: 3, BaseDelay: time.Millisecond,
+		Egress: loopback}, Addresses: addresses{}})
 	dk := f.debtor(t, "")
 	a, err := g.Send(bg, f.t, claimAt(dk, thursday10))
 	if err == nil || a.Outcome != contactlimit.OutcomeFailed || a.OutcomeDetail != "status_500" || p.calls != 3 {
 		t.Fatalf("after 3 failures: %+v %v (calls %d)", a, err, p.calls)
 	}
 	// A wrong secret is a 401 from the provider: final, not retried.
-	f2 := newFixture(t)
+	f2 := newFixture(t, enginetest.Egress(loopback))
 	p2 := f2.provider(t, 0)
 	p2.secret = "another secret"
-	g2 := f2.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f2.Log, BaseDelay: time.Millisecond}, Addresses: addresses{}})
+	g2 := f2.gateway(contactlimit.Deps{Sender: &contactlimit.Webhook{Clock: clock.System{}, Logger: f2.Log, BaseDelay: time.Millisecond,
+		Egress: loopback}, Addresses: addresses{}})
 	a, err = g2.Send(bg, f2.t, claimAt(f2.debtor(t, ""), thursday10))
 	if err == nil || a.OutcomeDetail != "status_401" || p2.calls != 1 {
 		t.Fatalf("rejected signature: %+v %v (calls %d)", a, err, p2.calls)
