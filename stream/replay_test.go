@@ -125,7 +125,7 @@ func TestWebhookReplayPostsDeadEventsAgain(t *testing.T) {
 	defer sb.Close()
 	targets := map[string]stream.WebhookTarget{"ta": {URL: sg.URL, Secret: "sec-a"}, "td": {URL: sb.URL, Secret: "sec-d"}}
 	boom := errors.New("directory down")
-	w := &stream.Webhook{Clock: clock.NewManual(now), Backoff: kit.Backoff{Attempts: 2, Base: time.Millisecond},
+	w := &stream.Webhook{Clock: clock.NewManual(now), Backoff: kit.Backoff{Attempts: 2, Base: time.Millisecond}, Egress: loopback,
 		Targets: func(_ context.Context, tn string) (stream.WebhookTarget, bool, error) {
 			if tn == "tc" {
 				return stream.WebhookTarget{}, false, boom

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lastro/collections/clock"
+	"lastro/collections/egress"
 	"lastro/collections/errs"
 	"lastro/collections/kit"
 	"lastro/settlement"
@@ -52,9 +53,15 @@ var ErrWebhookRejected = errors.New("stream: event webhook rejected the batch")
 // (ADR 0050).
 type Webhook struct {
 	Targets WebhookTargets
-	Client  *http.Client // a 10 s timeout client unless set
-	Clock   clock.Clock  // signs with its time; the system clock unless set
-	Backoff kit.Backoff  // 4 attempts from 200 ms unless set
+	// Client posts the batches; unless set, a 10 s timeout client of
+	// Egress: a tenant's URL is dialled only where the outbound policy
+	// allows, every redirect and resolved address included (ADR 0055).
+	Client *http.Client
+	// Egress is the outbound policy of the default client; nil is the
+	// strict one.
+	Egress  *egress.Policy
+	Clock   clock.Clock // signs with its time; the system clock unless set
+	Backoff kit.Backoff // 4 attempts from 200 ms unless set
 	// DeadLetter keeps the events of a tenant whose endpoint gave up; nil:
 	// a tenant's failure fails the batch.
 	DeadLetter EventDeadLetter
@@ -71,6 +78,7 @@ type Webhook struct {
 
 	mu     sync.Mutex
 	paused map[string]pause // by tenant
+	client *http.Client     // the default client, built once (one connection pool)
 }
 
 // pause is a tenant whose endpoint gave up: until when its events skip
@@ -98,7 +106,12 @@ type WebhookBody struct {
 func (w *Webhook) defaults() (*http.Client, clock.Clock, kit.Backoff) {
 	c, clk, b := w.Client, w.Clock, w.Backoff
 	if c == nil {
-		c = &http.Client{Timeout: 10 * time.Second}
+		w.mu.Lock()
+		if w.client == nil {
+			w.client = w.Egress.Client(10 * time.Second)
+		}
+		c = w.client
+		w.mu.Unlock()
 	}
 	if clk == nil {
 		clk = clock.System{}
@@ -271,6 +284,11 @@ func (w *Webhook) post(ctx context.Context, tn string, target WebhookTarget, eve
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
+			}
+			// The outbound policy refused the URL, a redirect or the
+			// address the name resolved to: no retry changes that.
+			if errors.Is(err, egress.ErrNotAllowed) {
+				return false, fmt.Errorf("%w: %w", ErrWebhookRejected, egress.ErrNotAllowed)
 			}
 			return true, errors.New("transport error")
 		}

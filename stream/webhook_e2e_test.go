@@ -64,7 +64,8 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // go to the events dead letter, and the stream moves on.
 func TestTenantEventsWebhookEndToEnd(t *testing.T) {
 	t.Parallel()
-	env := enginetest.New(t)
+	// The endpoints are httptest servers on loopback: allowed explicitly.
+	env := enginetest.New(t, enginetest.Egress(loopback))
 	ctx := context.Background()
 	good := &receiver{t: t, now: env.Clock.Now}
 	bad := &receiver{t: t, now: env.Clock.Now, status: http.StatusInternalServerError}
@@ -118,7 +119,7 @@ func TestTenantEventsWebhookEndToEnd(t *testing.T) {
 	defer file.Close()
 	deadEvents := stream.NewEventDeadLetterFile(filepath.Join(dir, "webhook-dead-letter.jsonl"))
 	defer deadEvents.Close()
-	hook := &stream.Webhook{Targets: stream.TenantTargets(env.Tenants), Clock: env.Clock, DeadLetter: deadEvents,
+	hook := &stream.Webhook{Targets: stream.TenantTargets(env.Tenants), Clock: env.Clock, DeadLetter: deadEvents, Egress: env.Egress,
 		Backoff: kit.Backoff{Attempts: 2, Base: time.Millisecond}}
 	c, err := stream.New(stream.Config{Kit: env.Kit, Streams: kit.NewStreams(kit.NewEmbeddedStreamsClient(kit.InProcessEndpoint, env.StoreClient)),
 		Translate: stream.Translate, Publisher: stream.Fanout{file, hook}, DeadLetter: &memDead{}, Owner: "test",

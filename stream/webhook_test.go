@@ -88,7 +88,7 @@ func TestWebhookPostsEachTenantsEventsSigned(t *testing.T) {
 			defer sa.Close()
 			defer sb.Close()
 			targets := map[string]stream.WebhookTarget{"ta": {URL: sa.URL, Secret: "sec-a"}, "tb": {URL: sb.URL, Secret: "sec-b"}}
-			w := &stream.Webhook{Clock: clock.NewManual(now), Backoff: kit.Backoff{Attempts: tt.retryLimit, Base: time.Millisecond},
+			w := &stream.Webhook{Clock: clock.NewManual(now), Backoff: kit.Backoff{Attempts: tt.retryLimit, Base: time.Millisecond}, Egress: loopback,
 				Targets: func(_ context.Context, tn string) (stream.WebhookTarget, bool, error) {
 					tg, ok := targets[tn]
 					return tg, ok, nil
@@ -127,7 +127,7 @@ func TestWebhookTargetErrors(t *testing.T) {
 	if err := w.Publish(context.Background(), []stream.Event{{ID: "1-0", Tenant: "ta"}}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	w = &stream.Webhook{Backoff: kit.Backoff{Attempts: 1}, Targets: func(context.Context, string) (stream.WebhookTarget, bool, error) {
+	w = &stream.Webhook{Backoff: kit.Backoff{Attempts: 1}, Egress: loopback, Targets: func(context.Context, string) (stream.WebhookTarget, bool, error) {
 		return stream.WebhookTarget{URL: "http://127.0.0.1:1/events", Secret: "s"}, true, nil
 	}}
 	err := w.Publish(context.Background(), []stream.Event{{ID: "1-0", Tenant: "ta"}})
@@ -190,7 +190,7 @@ func TestWebhookDeadLettersAFailingTenant(t *testing.T) {
 			wall := clock.NewManual(now)
 			dead := &memDeadEvents{}
 			w := &stream.Webhook{Clock: clock.NewManual(now), Wall: wall, Backoff: kit.Backoff{Attempts: 3, Base: time.Millisecond},
-				DeadLetter: dead, Pause: time.Minute, Metrics: m,
+				DeadLetter: dead, Pause: time.Minute, Metrics: m, Egress: loopback,
 				Targets: func(_ context.Context, tn string) (stream.WebhookTarget, bool, error) {
 					tg, ok := targets[tn]
 					return tg, ok, nil
@@ -259,7 +259,7 @@ func TestWebhookDeadLetterFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := &stream.Webhook{Backoff: kit.Backoff{Attempts: 2, Base: time.Millisecond}, DeadLetter: tt.dead,
+			w := &stream.Webhook{Backoff: kit.Backoff{Attempts: 2, Base: time.Millisecond}, DeadLetter: tt.dead, Egress: loopback,
 				Targets: func(context.Context, string) (stream.WebhookTarget, bool, error) {
 					return stream.WebhookTarget{URL: down.URL, Secret: "s"}, true, nil
 				}}
