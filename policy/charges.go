@@ -8,6 +8,7 @@
 package policy
 
 import (
+	"regexp"
 	"slices"
 
 	"github.com/shopspring/decimal"
@@ -60,22 +61,28 @@ type ChargesInput struct {
 	ImputationOrder            []string `json:"imputationOrder,omitempty"`
 }
 
-// maxPercentLen bounds a percent string ("100.0000" is 8): checked before
-// parsing, since the decimal parser's cost grows with the square of the
-// digits.
+// maxPercentLen bounds a percent string ("100.0000" is 8): checked
+// first, before even the pattern reads it, since the decimal parser's
+// cost grows with the square of the digits.
 const maxPercentLen = 12
 
-// percent parses a policy percentage: a decimal string of at most
-// maxPercentLen characters, 0 to max, at most 4 decimal places.
+// percentPattern is the only shape a client's percent may have: 1-3
+// digits and at most 4 decimals. No sign, no exponent ("1e0", "2E-2"),
+// no spaces: the decimal parser accepts all of those, and a policy must
+// read the same to every reader of it.
+var percentPattern = regexp.MustCompile(`^\d{1,3}(\.\d{1,4})?$`)
+
+// percent parses a policy percentage: a plain decimal string matching
+// percentPattern, 0 to max.
 func percent(field, s string, max decimal.Decimal) (decimal.Decimal, error) {
-	if len(s) > maxPercentLen {
-		return decimal.Decimal{}, errs.E(errs.Invalid, "invalid_percent", "%s must be a decimal string such as \"1.00\"", field)
+	if len(s) > maxPercentLen || !percentPattern.MatchString(s) {
+		return decimal.Decimal{}, errs.E(errs.Invalid, "invalid_percent", "%s must be a plain decimal string such as \"1.00\": 1-3 digits, at most 4 decimal places, no sign or exponent", field)
 	}
 	d, err := decimal.NewFromString(s)
-	if err != nil {
+	if err != nil { // the pattern admits only what it parses: kept for safety
 		return d, errs.E(errs.Invalid, "invalid_percent", "%s must be a decimal string such as \"1.00\"", field)
 	}
-	if d.IsNegative() || d.Exponent() < -4 || d.GreaterThan(max) {
+	if d.GreaterThan(max) {
 		return d, errs.E(errs.Invalid, "invalid_percent", "%s must be between 0 and %s with at most 4 decimal places", field, max.StringFixed(2))
 	}
 	return d, nil

@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
+	"lastro/collections/text"
 )
 
 // UFs are the 27 federative units of Brazil (26 states and the Federal
@@ -123,14 +123,19 @@ func (in DunningInput) validateContacts() error {
 	if len(in.Templates) > 100 {
 		return errs.E(errs.Invalid, "invalid_templates", "at most 100 templates")
 	}
-	for action, text := range in.Templates {
+	for action, tmpl := range in.Templates {
 		if !actionPattern.MatchString(action) {
 			return errs.E(errs.Invalid, "invalid_templates", "templates keys must be actions: 1-32 of A-Z 0-9 _")
 		}
-		if text == "" || utf8.RuneCountInString(text) > MaxTemplateLen || strings.IndexFunc(text, unicode.IsControl) >= 0 {
+		// Templates become SMS and e-mail bodies: the shared rule refuses
+		// line breaks, NUL and bidi controls (collections/text).
+		if err := text.Check("templates."+action, tmpl); err != nil {
+			return err
+		}
+		if tmpl == "" || utf8.RuneCountInString(tmpl) > MaxTemplateLen {
 			return errs.E(errs.Invalid, "invalid_templates", "templates.%s must be 1-%d printable characters", action, MaxTemplateLen)
 		}
-		for _, m := range placeholderPattern.FindAllStringSubmatch(text, -1) {
+		for _, m := range placeholderPattern.FindAllStringSubmatch(tmpl, -1) {
 			if !slices.Contains(Placeholders, m[1]) {
 				return errs.E(errs.Invalid, "invalid_templates", "templates.%s: unknown placeholder; use %s",
 					action, "{{"+strings.Join(Placeholders, "}} {{")+"}}")

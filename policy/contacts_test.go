@@ -56,7 +56,13 @@ func TestContactRulesValidation(t *testing.T) {
 		{"empty template", func(d *DunningInput) { d.Templates = map[string]string{"SMS_D1": ""} }, "invalid_templates"},
 		{"template with a control character", func(d *DunningInput) {
 			d.Templates = map[string]string{"SMS_D1": "a\x00b"}
-		}, "invalid_templates"},
+		}, "invalid_text"},
+		{"template with a line break", func(d *DunningInput) {
+			d.Templates = map[string]string{"SMS_D1": "Contrato {{contractId}}\r\nPague em outro lugar"}
+		}, "invalid_text"},
+		{"template with a bidi override", func(d *DunningInput) {
+			d.Templates = map[string]string{"SMS_D1": "Contrato {{contractId}} \u202e"}
+		}, "invalid_text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
