@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -18,6 +17,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
+	"lastro/collections/text"
 	"lastro/contract"
 	"lastro/policy"
 	"lastro/tenant"
@@ -84,8 +84,13 @@ func (in RegisterInput) validate() (Document, personal, error) {
 	if err != nil {
 		return doc, personal{}, err
 	}
+	// The raw name, before spaces are folded: a CR or LF would otherwise
+	// pass as a space, and the rule is that such text is refused.
+	if err := text.Check("name", in.Name); err != nil {
+		return doc, personal{}, err
+	}
 	name := strings.Join(strings.Fields(in.Name), " ")
-	if name == "" || utf8.RuneCountInString(name) > 200 || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	if name == "" || utf8.RuneCountInString(name) > 200 {
 		return doc, personal{}, errs.E(errs.Invalid, "invalid_name", "name must be 1-200 printable characters")
 	}
 	if in.UF != "" && !policy.ValidUF(in.UF) {
@@ -98,6 +103,9 @@ func (in RegisterInput) validate() (Document, personal, error) {
 		}
 	}
 	if in.Email != "" {
+		if err := text.Check("email", in.Email); err != nil {
+			return doc, personal{}, err
+		}
 		a, err := mail.ParseAddress(in.Email)
 		if err != nil || a.Address != in.Email || len(in.Email) > 254 {
 			return doc, personal{}, errs.E(errs.Invalid, "invalid_email", "email must be a plain address such as name@example.com")

@@ -125,7 +125,7 @@ func TestRegisterRejectsBadInputAndWritesNothing(t *testing.T) {
 		{debtor.RegisterInput{Document: "11.222.333/0001-80", Name: "X"}, "invalid_document"},
 		{debtor.RegisterInput{Document: "", Name: "X"}, "invalid_document"},
 		{debtor.RegisterInput{Document: "52998224725", Name: "  "}, "invalid_name"},
-		{debtor.RegisterInput{Document: "52998224725", Name: "X\x00"}, "invalid_name"},
+		{debtor.RegisterInput{Document: "52998224725", Name: "X\x00"}, "invalid_text"},
 		{debtor.RegisterInput{Document: "52998224725", Name: "X", Phone: "12"}, "invalid_phone"},
 		{debtor.RegisterInput{Document: "52998224725", Name: "X", Phone: "+55 11 9abc"}, "invalid_phone"},
 		{debtor.RegisterInput{Document: "52998224725", Name: "X", Email: "Nome <x@example.com>"}, "invalid_email"},
