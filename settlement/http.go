@@ -22,10 +22,11 @@ import (
 func (s *Service) Routes(srv *web.Server) {
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/webhooks/:tenantId/settlements",
 		Summary: "Settlement webhook (no API key: X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body), 300 s window; " +
-			"during a secret rotation's overlap the old secret verifies too). An address with too many failed signatures or unknown tenants gets 429 with Retry-After. " +
+			"during a secret rotation's overlap the old secret verifies too). Missing, malformed or stale signature headers and an unknown tenant are refused before the body is read; " +
+			"a body over 4096 bytes is 413, which is no failed signature. An address with too many failed signatures or unknown tenants gets 429 with Retry-After. " +
 			"Applies the payment exactly once: applied, already_applied (with the first outcome) or unmatched (recorded for reconciliation); 503 asks the provider to retry",
 		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
-		Response: Outcome{}, Errors: []int{http.StatusConflict, http.StatusTooManyRequests},
+		Response: Outcome{}, Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests},
 		Headers: []web.Header{
 			{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
 			{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
@@ -127,25 +128,58 @@ type webhookDoc struct {
 
 var errTenantNotFound = errs.E(errs.NotFound, "tenant_not_found", "tenant not found")
 
-// signedBody reads a webhook call for the tenant of the path: at most
-// limit+1 bytes of body (the decoder refuses more), authenticated by the
-// tenant's webhook signature before anything reads it.
+// errBodyTooLarge is the 413 of a webhook body over the route's limit.
+// It is not an authentication failure: a provider that signs correctly
+// learns its body is the problem, and its address's failure budget
+// (tenant.LimitFailures) is left alone.
+func errBodyTooLarge(limit int64) error {
+	return errs.E(errs.TooLarge, "body_too_large", "webhook body over the %d bytes this route takes", limit)
+}
+
+// errBodyIncomplete is the answer when the body stopped short: cut at
+// the webhooks' body deadline (LASTRO_WEBHOOK_BODY_TIMEOUT), or the
+// client went away.
+var errBodyIncomplete = errs.E(errs.Invalid, "body_incomplete", "the webhook body did not arrive whole in time")
+
+// signedBody reads a webhook call for the tenant of the path,
+// authenticated by the tenant's webhook signature before anything parses
+// the body. Everything that needs no body is checked before a byte of it
+// is read, so a caller with no credential cannot keep the server waiting
+// on a body: the tenant id's form, the signature headers (CheckHeaders,
+// 401), the tenant (cached, found or not) and a declared length over
+// limit (413, before the signature, which a cut body could never match).
+// An undeclared (chunked) body is read up to limit+1 bytes: one more is
+// 413 too.
 func (s *Service) signedBody(c echo.Context, limit int64) (*tenant.Tenant, []byte, error) {
+	r := c.Request()
 	id := c.Param("tenantId")
 	if !tenant.ValidID(id) {
 		return nil, nil, errTenantNotFound
 	}
-	t, err := s.tenants.Get(c.Request().Context(), id)
+	now := s.clock.Now()
+	sig, err := CheckHeaders(r.Header.Get(TimestampHeader), r.Header.Get(SignatureHeader), now)
 	if err != nil {
 		return nil, nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
+	t, err := s.tenants.Get(r.Context(), id)
 	if err != nil {
-		return nil, nil, errs.E(errs.Invalid, "body_too_large", "webhook body too large")
+		return nil, nil, err
 	}
-	now := s.clock.Now()
-	h := c.Request().Header
-	if err := VerifyAny(t.WebhookSecrets(now), h.Get(TimestampHeader), h.Get(SignatureHeader), body, now); err != nil {
+	if r.ContentLength > limit {
+		return nil, nil, errBodyTooLarge(limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, nil, errBodyTooLarge(min(limit, mbe.Limit))
+		}
+		return nil, nil, errBodyIncomplete
+	}
+	if int64(len(body)) > limit {
+		return nil, nil, errBodyTooLarge(limit)
+	}
+	if err := sig.Verify(t.WebhookSecrets(now), body); err != nil {
 		return nil, nil, err
 	}
 	return t, body, nil
@@ -268,7 +302,8 @@ func (s *Service) pixRoutes(srv *web.Server) {
 		Valor: "1024.67", Horario: "2026-09-24T13:15:00.000Z"}}}
 	for i, path := range pixPaths {
 		summary := "Pix API webhook (BACEN's format; the PSP posts to the registered webhookUrl + \"/pix\"). Authenticated by the tenant's webhook credential: " +
-			"mutual TLS terminated in front, and X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body) as for /settlements. " +
+			"mutual TLS terminated in front, and X-Lastro-Timestamp and X-Lastro-Signature v1=HMAC-SHA256(webhookSecret, timestamp.body) as for /settlements " +
+			"(headers and tenant checked before the body is read; a body over 256 KiB is 413). " +
 			"The whole body is validated before any payment is applied (400: nothing applied). Each payment is applied exactly once by its endToEndId " +
 			"(txid = chargeId, valor a decimal string of reais parsed exactly, horario = paidAt); each DEVOLVIDO refund (devolucoes) is recorded once by its rtrId " +
 			"as a SettlementReversed event that reopens what the payment paid. 200: every payment processed (duplicates included); " +

@@ -68,37 +68,70 @@ func Verify(secret, tsHeader, sigHeader string, body []byte, now time.Time) erro
 // two (tenant.Tenant.WebhookSecrets). Every secret and every candidate
 // signature is compared, so timing tells neither which matched.
 func VerifyAny(secrets []string, tsHeader, sigHeader string, body []byte, now time.Time) error {
+	h, err := CheckHeaders(tsHeader, sigHeader, now)
+	if err != nil {
+		return err
+	}
+	return h.Verify(secrets, body)
+}
+
+// sigLen is the length of a v1 signature: a hex HMAC-SHA256.
+const sigLen = 2 * sha256.Size
+
+// SignedHeaders are a webhook's signature headers, checked for their form
+// and freshness but not yet against a body.
+type SignedHeaders struct {
+	ts   string   // the timestamp as sent: the MAC covers its text
+	sigs [][]byte // the v1 candidates, decoded
+}
+
+// CheckHeaders checks what of a webhook's signature needs no body: both
+// headers present, the timestamp unix seconds within Window of now, and
+// at least one v1=<64 hex> among the comma-separated signatures. It
+// refuses exactly what no body could make pass, so the webhook answers
+// 401 before reading a body it would refuse anyway.
+func CheckHeaders(tsHeader, sigHeader string, now time.Time) (SignedHeaders, error) {
 	if tsHeader == "" || sigHeader == "" {
-		return errSignatureMissing
+		return SignedHeaders{}, errSignatureMissing
 	}
-	var wants [][]byte
-	for _, secret := range secrets {
-		if secret != "" {
-			wants = append(wants, mac(secret, tsHeader, body))
-		}
-	}
-	if len(wants) == 0 || len(tsHeader) > 12 || len(sigHeader) > 1024 {
-		return errSignature
+	if len(tsHeader) > 12 || len(sigHeader) > 1024 {
+		return SignedHeaders{}, errSignature
 	}
 	ts, err := strconv.ParseInt(tsHeader, 10, 64)
 	if err != nil || ts <= 0 {
-		return errSignature
+		return SignedHeaders{}, errSignature
 	}
 	if d := now.Sub(time.Unix(ts, 0)); d > Window || d < -Window {
-		return errSignatureStale(now)
+		return SignedHeaders{}, errSignatureStale(now)
+	}
+	h := SignedHeaders{ts: tsHeader}
+	for part := range strings.SplitSeq(sigHeader, ",") {
+		hexSig, found := strings.CutPrefix(strings.TrimSpace(part), "v1=")
+		if !found || len(hexSig) != sigLen {
+			continue // another scheme, or a length no HMAC-SHA256 has
+		}
+		if got, err := hex.DecodeString(hexSig); err == nil {
+			h.sigs = append(h.sigs, got)
+		}
+	}
+	if len(h.sigs) == 0 {
+		return SignedHeaders{}, errSignature
+	}
+	return h, nil
+}
+
+// Verify checks the headers against the raw body under any of secrets.
+func (h SignedHeaders) Verify(secrets []string, body []byte) error {
+	var wants [][]byte
+	for _, secret := range secrets {
+		if secret != "" {
+			wants = append(wants, mac(secret, h.ts, body))
+		}
 	}
 	ok := false
-	for _, part := range strings.Split(sigHeader, ",") {
-		hexSig, found := strings.CutPrefix(strings.TrimSpace(part), "v1=")
-		if !found {
-			continue
-		}
-		got, err := hex.DecodeString(hexSig)
-		if err != nil {
-			continue
-		}
-		// hmac.Equal is constant time in the length of the inputs; go on
-		// over every candidate so timing does not say which one matched.
+	// hmac.Equal is constant time in the length of the inputs; go on over
+	// every candidate so timing does not say which one matched.
+	for _, got := range h.sigs {
 		for _, want := range wants {
 			if hmac.Equal(got, want) {
 				ok = true
