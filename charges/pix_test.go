@@ -16,6 +16,7 @@ import (
 
 	"lastro/charges"
 	"lastro/collections/calendar"
+	"lastro/collections/egress"
 	"lastro/contract"
 	"lastro/engine/enginetest"
 	"lastro/pix/brcode"
@@ -45,7 +46,10 @@ const tenantID = "t-pix"
 
 func newPixEnv(t *testing.T, fine, interest string) *pixEnv {
 	t.Helper()
-	env := enginetest.New(t, enginetest.At(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), enginetest.PixSandbox())
+	// Loopback allowed explicitly: TestTenantPSPConfiguration sets the
+	// tenant's own PSP to the sandbox's httptest server.
+	env := enginetest.New(t, enginetest.At(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), enginetest.PixSandbox(),
+		enginetest.Egress(egress.New(egress.AllowLoopback())))
 	e := &pixEnv{Env: env, keys: env.CreateTenant(t, tenantID)}
 	if fine != "" {
 		body := fmt.Sprintf(`{"finePercent":%q,"lateInterestMonthlyPercent":%q}`, fine, interest)
@@ -340,7 +344,7 @@ func TestTenantPSPConfiguration(t *testing.T) {
 	good := fmt.Sprintf(`{"baseUrl":%q,"clientId":%q,"clientSecret":%q,"chave":%q,"webhookUrl":%q}`,
 		e.SandboxURL, sandbox.DefaultClientID, e.Sandbox.ClientSecret(), key, e.relay.URL+"/v1/webhooks/"+tenantID)
 	for _, tt := range []struct{ body, code string }{
-		{strings.Replace(good, e.SandboxURL, "http://psp.example", 1), "invalid_psp_url"},
+		{strings.Replace(good, e.SandboxURL, "http://psp.example", 1), "url_not_allowed"},
 		{strings.Replace(good, `"clientSecret":"`+e.Sandbox.ClientSecret()+`"`, `"clientSecret":""`, 1), "invalid_psp_client"},
 		{strings.Replace(good, key, "", 1), "invalid_pix_key"},
 		{strings.Replace(good, `"chave"`, `"certPem":"-----BEGIN CERTIFICATE-----","chave"`, 1), "invalid_psp_certificate"},
