@@ -116,7 +116,7 @@ func (a *app) open(ctx context.Context) error {
 	log.Info("contact outbox and bureau files", "dir", files)
 	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
 		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau,
-		TrustedProxies: cfg.TrustedProxies})
+		TrustedProxies: cfg.TrustedProxies, Egress: cfg.Egress})
 	return err
 }
 
@@ -131,7 +131,7 @@ func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
 	opts := ddblocal.Options{Logger: a.log, Now: clk.Now, CacheSize: a.cfg.StoreCache}
 	where := ":memory:"
 	if dir != "" {
-		if err := usableDir(dir); err != nil {
+		if err := usableDir(dir, a.log); err != nil {
 			return nil, err
 		}
 		opts.Dir = filepath.Join(dir, "ddb")
@@ -167,12 +167,32 @@ func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
 	return h, nil
 }
 
-// usableDir creates the data directory when missing and checks that a
-// file can be written in it, so an unusable directory is one clear error
-// rather than the store's.
-func usableDir(dir string) error {
+// usableDir creates the data directory when missing, makes it private
+// and checks that a file can be written in it, so an unusable directory
+// is one clear error rather than the store's.
+//
+// The directory holds the data key and the admin token, so one that the
+// group or others may read or enter (an operator's mkdir under umask
+// 022 leaves 0755) is tightened to 0700 with a warning; one that is not
+// ours, which we could only tighten as root and then take from its
+// owner, is refused.
+func usableDir(dir string, log *slog.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("the data directory %s cannot be created: %w", dir, unwrapPath(err))
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("the data directory %s cannot be read: %w", dir, unwrapPath(err))
+	}
+	if mode := info.Mode().Perm(); mode&0o077 != 0 {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+			return fmt.Errorf("the data directory %s is open to group or others (mode %04o) and owned by another user: make it yours with mode 0700, or set another LASTRO_DATA_DIR", dir, mode)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("the data directory %s is open to group or others (mode %04o) and cannot be made 0700: %w", dir, mode, unwrapPath(err))
+		}
+		log.Warn("the data directory was open to group or others: tightened to 0700 (it holds the data key and the admin token)",
+			"data", dir, "was", fmt.Sprintf("%04o", mode))
 	}
 	f, err := os.CreateTemp(dir, ".write-check-*")
 	if err != nil {
