@@ -71,7 +71,7 @@ func pspCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("sandbox PSP listening", "addr", ln.Addr().String(),
 		"warning", "a demo tool that moves money in the engine's books: never point a production tenant at it")
-	return httpserve.Run(ctx, ln, accessLog(log, "sandbox", sb.Handler()), lim, 5*time.Second, log)
+	return httpserve.Run(ctx, ln, accessLog(log, "sandbox", sb.Handler(), sb.Route), lim, 5*time.Second, log)
 }
 
 // SandboxPrefix is where serve mounts the in-process sandbox PSP on
@@ -93,20 +93,20 @@ func (a *app) withSandbox(api net.Addr, h http.Handler) http.Handler {
 	a.PSPs.UseSandbox(tenantpsp.Sandbox{URL: base + SandboxPrefix, ClientID: sandbox.DefaultClientID, ClientSecret: sb.ClientSecret(),
 		WebhookBase: base})
 	mux := http.NewServeMux()
-	mux.Handle(SandboxPrefix+"/", http.StripPrefix(SandboxPrefix, accessLog(a.log, "sandbox", sb.Handler())))
+	mux.Handle(SandboxPrefix+"/", http.StripPrefix(SandboxPrefix, accessLog(a.log, "sandbox", sb.Handler(), sb.Route)))
 	mux.Handle("/", h)
 	return mux
 }
 
-// accessLog logs one line per request h answers: the route pattern the
-// mux matched (never the path: a Pix key can be a CPF), the status and
+// accessLog logs one line per request h answers: the route pattern
+// route names (never the path: a Pix key can be a CPF), the status and
 // the time taken, as the API's access log does.
-func accessLog(log *slog.Logger, component string, h http.Handler) http.Handler {
+func accessLog(log *slog.Logger, component string, h http.Handler, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		route := r.Pattern
+		route := route(r)
 		if route == "" {
 			route = r.Method + " (unmatched)"
 		}

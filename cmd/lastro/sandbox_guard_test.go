@@ -14,6 +14,7 @@ import (
 
 	"lastro/pix/brcode"
 	"lastro/psp"
+	"lastro/psp/sandbox"
 )
 
 // do sends one request to the API at base and returns the status and
@@ -181,9 +182,8 @@ func TestSandboxMode(t *testing.T) {
 func TestSandboxRequestsAreLogged(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sandbox/pay", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
-	srv := httptest.NewServer(accessLog(slog.New(slog.NewJSONHandler(&logs, nil)), "sandbox", mux))
+	sb := sandbox.New(sandbox.Options{})
+	srv := httptest.NewServer(accessLog(slog.New(slog.NewJSONHandler(&logs, nil)), "sandbox", sb.Handler(), sb.Route))
 	t.Cleanup(srv.Close)
 	for _, path := range []string{"/sandbox/pay", "/webhook/529.982.247-25"} {
 		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{}`))
@@ -193,7 +193,7 @@ func TestSandboxRequestsAreLogged(t *testing.T) {
 		resp.Body.Close()
 	}
 	out := logs.String()
-	if !strings.Contains(out, `"route":"POST /sandbox/pay","status":401`) || !strings.Contains(out, `"route":"POST (unmatched)","status":404`) {
+	if !strings.Contains(out, `"route":"POST /sandbox/pay","status":401`) || !strings.Contains(out, `"route":"POST (unmatched)","status":405`) {
 		t.Fatalf("access log: %s", out)
 	}
 	if strings.Contains(out, "529.982.247-25") {

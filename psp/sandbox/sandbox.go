@@ -86,9 +86,11 @@ type Options struct {
 
 // Sandbox is the stand-in PSP. Its state lives in memory.
 type Sandbox struct {
-	o    Options
-	mu   sync.Mutex
-	base string // scheme://host of the sandbox, for locations
+	o       Options
+	muxOnce sync.Once
+	mux     *http.ServeMux
+	mu      sync.Mutex
+	base    string // scheme://host of the sandbox, for locations
 	// charges by kind + "/" + txid; locs maps a location id to the same key.
 	charges map[string]*record
 	order   []string // charge keys, oldest first, for eviction
@@ -167,6 +169,23 @@ func (s *Sandbox) SetBaseURL(u string) {
 
 // Handler is the sandbox's HTTP API.
 func (s *Sandbox) Handler() http.Handler {
+	return http.MaxBytesHandler(s.routes(), MaxBody)
+}
+
+// Route is the route pattern r matches ("" for none), for access logs:
+// the pattern, never the path, since a real Pix key can be a CPF.
+func (s *Sandbox) Route(r *http.Request) string {
+	_, pattern := s.routes().Handler(r)
+	return pattern
+}
+
+// routes is the sandbox's mux, built once.
+func (s *Sandbox) routes() *http.ServeMux {
+	s.muxOnce.Do(func() { s.mux = s.newMux() })
+	return s.mux
+}
+
+func (s *Sandbox) newMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /oauth/token", s.token)
 	mux.HandleFunc("PUT /{kind}/{txid}", s.authed(s.put))
@@ -178,7 +197,7 @@ func (s *Sandbox) Handler() http.Handler {
 	mux.HandleFunc("POST /sandbox/pay", s.operator(s.pay))
 	mux.HandleFunc("POST /sandbox/pay-batch", s.operator(s.payBatch))
 	mux.HandleFunc("POST /sandbox/redeliver", s.operator(s.redeliver))
-	return http.MaxBytesHandler(mux, MaxBody)
+	return mux
 }
 
 // operator guards a money-moving route: only the operator's token opens
