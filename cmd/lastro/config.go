@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"lastro/collections/egress"
 	"lastro/collections/httpserve"
 	"lastro/collections/web"
 )
@@ -39,6 +40,9 @@ type config struct {
 	// TrustedProxies: LASTRO_TRUSTED_PROXIES, the peers whose
 	// X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
+	// Egress: LASTRO_EGRESS_ALLOW, the outbound policy of the URLs tenants
+	// set (webhooks, PSP): strict unless CIDRs or loopback are allowed.
+	Egress *egress.Policy
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -111,6 +115,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
 	{"LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "embedded store's block cache in MiB (8-1048576); it fills only as data is read"},
 	{"LASTRO_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs of the proxies in front whose X-Forwarded-For names the client (failure limits); empty: the peer's address"},
+	{"LASTRO_EGRESS_ALLOW", "egress-allow", "", "comma-separated CIDRs and/or loopback that tenants' webhooks and PSPs may reach besides public addresses (development); loopback also allows plain http to it; empty: https to public addresses only"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
 }
 
@@ -186,13 +191,17 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if err != nil {
 		return config{}, err
 	}
+	egressPolicy, err := egress.Parse(*vals["LASTRO_EGRESS_ALLOW"])
+	if err != nil {
+		return config{}, fmt.Errorf("LASTRO_EGRESS_ALLOW: %w", err)
+	}
 	return config{
 		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache, TrustedProxies: proxies,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
 		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],
-		Limits: lim,
+		Limits: lim, Egress: egressPolicy,
 	}, nil
 }
 

@@ -226,7 +226,7 @@ func (a *app) replayRecords(ctx context.Context, o streamOptions, recs []stream.
 // stream signs them, the ones that fail again to the dead letter at tmp.
 func (a *app) replayEvents(ctx context.Context, deads []stream.DeadEvent, tmp string) (stream.ReplayReport, error) {
 	keep := stream.NewEventDeadLetterFile(tmp)
-	w := &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, Pause: time.Minute}
+	w := &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, Egress: a.Egress, Pause: time.Minute}
 	rep, err := w.Replay(ctx, deads, keep)
 	return rep, errors.Join(err, keep.Close())
 }

@@ -80,7 +80,7 @@ func deadLetterTheStream(t *testing.T, dir, dead string) []string {
 	t.Helper()
 	ctx := context.Background()
 	fs := newFlagSet("test", "", io.Discard)
-	cfg, err := loadConfig(fs, []string{"--data-dir", dir, "--admin-token", testAdminToken}, func(string) string { return "" })
+	cfg, err := loadConfig(fs, []string{"--data-dir", dir, "--admin-token", testAdminToken, "--egress-allow", "loopback"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,8 @@ func TestStreamReplaySendsDeadLettersOn(t *testing.T) {
 	recv := httptest.NewServer(rc)
 	defer recv.Close()
 
-	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken})
+	// The endpoint is an httptest server on loopback: allowed explicitly.
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_EGRESS_ALLOW": "loopback"})
 	call := func(method, path, token, body string, want int) map[string]any {
 		t.Helper()
 		req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
@@ -197,7 +198,7 @@ func TestStreamReplaySendsDeadLettersOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--data-dir", dir}
+	common := []string{"--data-dir", dir, "--egress-allow", "loopback"}
 
 	// The records, the tenant's endpoint still down.
 	rep := replayRun(t, append([]string{"--records", dead}, common...)...)

@@ -223,7 +223,7 @@ func (a *app) publishers(ctx context.Context, o streamOptions, metrics *stream.M
 		deadEvents := stream.NewEventDeadLetterFile(deadEventsPath)
 		closers = append(closers, func() { deadEvents.Close() })
 		metrics.Prepare("webhook")
-		pubs = append(pubs, &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, DeadLetter: deadEvents,
+		pubs = append(pubs, &stream.Webhook{Targets: stream.TenantTargets(a.Tenants), Clock: a.Clock, Egress: a.Egress, DeadLetter: deadEvents,
 			Pause: cmp.Or(o.webhookPause, time.Minute), Metrics: metrics})
 	}
 	return pubs, closeEach, nil

@@ -168,7 +168,9 @@ func TestServePostsATenantsEventsToItsWebhook(t *testing.T) {
 		}
 	}))
 	defer recv.Close()
-	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_STREAM": "on"})
+	// The endpoint is an httptest server on loopback: allowed explicitly.
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": t.TempDir(), "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_STREAM": "on",
+		"LASTRO_EGRESS_ALLOW": "loopback"})
 	call := func(method, path, token, body string, want int) map[string]any {
 		t.Helper()
 		req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
