@@ -124,7 +124,7 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Replace the webhook secret (shown once); the old one keeps verifying for overlapSeconds (default 3600, 0-604800), then only the new one does",
 		Roles:   sup, Request: RotateInput{}, Response: Rotated{}}, s.rotateWebhook)
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/events-webhook",
-		Summary: "Post the tenant's domain events (docs/events/) to url, https (http only to a loopback host), signed like the settlement " +
+		Summary: "Post the tenant's domain events (docs/events/) to url, https to a public address (docs/adr/0055), signed like the settlement " +
 			"webhooks (X-Lastro-Timestamp, X-Lastro-Signature v1=HMAC-SHA256) with a fresh secret shown once; a new call rotates it",
 		Roles: sup, Request: EventsWebhookInput{URL: "https://bank.example/lastro-events"},
 		Response: EventsWebhookConfigured{URL: "https://bank.example/lastro-events", Secret: "evtsec_..."}, Errors: []int{http.StatusConflict}}, s.putEventsWebhook)
