@@ -7,10 +7,10 @@ package engine
 
 import (
 	"context"
-	"net/netip"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v4"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-		"lastro/collections/keys"
+	"lastro/collections/keys"
 	"lastro/collections/secret"
 )
 
