@@ -94,6 +94,10 @@ type exportDesc struct {
 	ManifestKey    string    `json:"manifestKey,omitempty"`
 	FailureCode    string    `json:"failureCode,omitempty"`
 	FailureMessage string    `json:"failureMessage,omitempty"`
+
+	// Not persisted: how the request named its instant.
+	atNow       bool // ExportTime (or ExportToTime) is the snapshot's instant, resolved by startExport
+	pointInTime bool // a past ExportTime: the snapshot's later changes are rolled back
 }
 
 // exportState is the store's export bookkeeping.
@@ -248,17 +252,20 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 		if sp != nil {
 			return nil, validation("IncrementalExportSpecification is only valid with ExportType INCREMENTAL_EXPORT")
 		}
-		e.ExportTime = now
+		e.ExportTime, e.atNow = now, true
 		if in.ExportTime != nil {
 			e.ExportTime = fromEpoch(*in.ExportTime)
 		}
 		if e.ExportTime.After(now) {
 			return nil, invalidExportTime("ExportTime %s is in the future", e.ExportTime.Format(time.RFC3339Nano))
 		}
-		if e.ExportTime.Before(now) {
+		// A time in the current millisecond (the records' precision) is
+		// now: the export is of its own snapshot's instant.
+		if e.ExportTime.UnixMilli() < now.UnixMilli() {
 			if err := s.covers(d, e.ExportTime, now, true, false); err != nil {
 				return nil, err
 			}
+			e.atNow, e.pointInTime = false, true
 		}
 	case "INCREMENTAL_EXPORT":
 		if in.ExportTime != nil {
@@ -268,9 +275,9 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 			return nil, validation("IncrementalExportSpecification.ExportFromTime is required for ExportType INCREMENTAL_EXPORT")
 		}
 		e.ViewType = cmp.Or(sp.ExportViewType, "NEW_AND_OLD_IMAGES")
-		e.From, e.To = fromEpoch(*sp.ExportFromTime), now
+		e.From, e.To, e.atNow = fromEpoch(*sp.ExportFromTime), now, true
 		if sp.ExportToTime != nil {
-			e.To = fromEpoch(*sp.ExportToTime)
+			e.To, e.atNow = fromEpoch(*sp.ExportToTime), false
 		}
 		switch w := e.To.Sub(e.From); {
 		case w <= 0:
@@ -307,12 +314,7 @@ func (s *Store) exportTableToPointInTime(ctx context.Context, body []byte) (any,
 	e.ID = fmt.Sprintf("%014d-%x", now.UnixMilli(), suffix)
 	e.ARN = s.tableARN(d.Name) + "/export/" + e.ID
 	e.ManifestKey = e.objectKey("manifest-files.json")
-	// Rendered before the export starts: from then on its goroutine owns e.
-	resp := map[string]any{"ExportDescription": s.exportDescription(e)}
-	if err := s.startExport(e); err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return s.startExport(e)
 }
 
 // optString dereferences an optional string member.
@@ -396,20 +398,37 @@ func (s *Store) exportByToken(token string, now time.Time) (*exportDesc, error) 
 	return nil, nil
 }
 
-// startExport persists the descriptor and runs the export in the
-// background; Close stops it (Open then marks it failed).
-func (s *Store) startExport(e *exportDesc) error {
+// startExport takes the export's snapshot, persists the descriptor and
+// runs the export in the background; Close stops it (Open then marks it
+// failed). It returns the response, rendered before the export starts:
+// from then on its goroutine owns e.
+func (s *Store) startExport(e *exportDesc) (any, error) {
 	s.exports.mu.Lock()
 	defer s.exports.mu.Unlock()
 	if s.exports.closed {
-		return &apiError{Type: "InternalServerError", Message: "the store is closing", Status: 500}
+		return nil, &apiError{Type: "InternalServerError", Message: "the store is closing", Status: 500}
+	}
+	// The snapshot is taken now, so the export holds every write
+	// acknowledged before the call (and every commit stamped before its
+	// instant, acknowledged or not yet: ADR 0059). An export of now is of
+	// the snapshot's own instant, read under the commit lock.
+	view, err := s.db.SnapshotAt(func() {
+		if e.atNow {
+			if e.Type == "FULL_EXPORT" {
+				e.ExportTime = s.snapshotInstant()
+			} else {
+				e.To = s.snapshotInstant()
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := s.saveExport(e); err != nil {
-		return err
+		view.Release()
+		return nil, err
 	}
-	// The view is taken now, so the export holds every write acknowledged
-	// before the call returned.
-	view := s.db.Acquire()
+	resp := map[string]any{"ExportDescription": s.exportDescription(e)}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.bg.done.Add(1)
 	go func() {
@@ -437,7 +456,36 @@ func (s *Store) startExport(e *exportDesc) error {
 			s.log.Error("save export", "export", e.ARN, "err", err)
 		}
 	}()
-	return nil
+	return resp, nil
+}
+
+// instantWait bounds how long snapshotInstant waits for the clock to
+// pass a millisecond: a real clock does within one, a manual or frozen
+// one (Options.Now in tests, LASTRO_NOW) never does.
+const instantWait = 5 * time.Millisecond
+
+// snapshotInstant returns the instant of a snapshot being taken, called
+// under the commit lock. Stream records are stamped in milliseconds
+// under the same lock, so the commits in the snapshot are stamped at or
+// before the clock's current millisecond m and later ones at or after it.
+// It holds the lock until the clock reaches m+2 ms and answers m+1 ms:
+// every commit in the snapshot is then strictly before the instant and
+// every later one strictly after, so no record shares it, and a full
+// export at it chained with an incremental export from it (inclusive)
+// gives the full export at the next instant (ADR 0059). A clock that does
+// not move within instantWait cannot separate commits by time at all:
+// the instant is its reading and the snapshot is what it holds.
+func (s *Store) snapshotInstant() time.Time {
+	t := s.now().UTC()
+	m := t.Truncate(time.Millisecond)
+	deadline := time.Now().Add(instantWait)
+	for s.now().Before(m.Add(2 * time.Millisecond)) {
+		if time.Now().After(deadline) {
+			return t
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return m.Add(time.Millisecond)
 }
 
 func (s *Store) saveExport(e *exportDesc) error {
@@ -787,7 +835,8 @@ func (s *Store) exportFull(ctx context.Context, view *storage.View, d *tableDef,
 	// Changes after ExportTime are rolled back to the image they replaced.
 	var undo map[string]*keyHistory
 	var order []string
-	if at := e.ExportTime.UnixMilli(); at < e.Start.UnixMilli() {
+	if e.pointInTime {
+		at := e.ExportTime.UnixMilli()
 		var err error
 		if order, undo, err = s.history(ctx, view, d, at+1, math.MaxInt64); err != nil {
 			return err

@@ -106,6 +106,32 @@ func (p *Pipeline) Acquire() *View {
 	return v
 }
 
+// SnapshotAt returns a durable view of exactly the commits applied
+// before it, and runs at under the commit lock at that point, so at can
+// read the clock at the view's instant (an export's ExportTime, ADR
+// 0059). Unlike a round's view it is not published: readers keep the
+// current one. at must be short: every committer waits for it.
+func (p *Pipeline) SnapshotAt(at func()) (v *View, err error) {
+	var snap *pebble.Snapshot
+	var mark uint64
+	func() {
+		p.commit.Lock()
+		defer p.commit.Unlock()
+		at()
+		mark = p.mark()
+		snap = p.d.db.NewSnapshot()
+	}()
+	if p.d.durable {
+		// Everything in the snapshot precedes this synced record in the
+		// WAL, so the view holds only durable commits (ADR 0024).
+		if err := p.d.db.LogData(nil, pebble.Sync); err != nil {
+			snap.Close()
+			return nil, fmt.Errorf("storage: snapshot: %w", err)
+		}
+	}
+	return newView(snap, mark), nil
+}
+
 // close drops the current view (before the engine closes).
 func (p *Pipeline) close() {
 	p.mu.Lock()
