@@ -129,12 +129,35 @@ func limitInFlight(h http.Handler, l Limits) http.Handler {
 			}
 			body := &trackedBody{ReadCloser: r.Body}
 			r.Body = body
-			h.ServeHTTP(&closingWriter{ResponseWriter: w, r: r, body: body}, r)
+			cw := &closingWriter{ResponseWriter: w, r: r, body: body}
+			h.ServeHTTP(cw, r)
+			if cw.closing {
+				abandonBody(w)
+			}
 		default:
 			writeOverloaded(w)
+			if r.ContentLength != 0 {
+				abandonBody(w)
+			}
 		}
 	})
 }
+
+// abandonBody bounds what is left of a request whose answer was given
+// with the body unread. net/http reads up to 256 KiB of the rest before
+// closing (so the client, still sending, reads the answer rather than a
+// reset), waiting on a slow client until the read deadline: a refused
+// slow body would keep its connection, and its slot under the
+// connection caps, for the whole read timeout. Past drainGrace that read
+// fails and the connection closes; the answer, already written, is
+// flushed first.
+func abandonBody(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainGrace))
+}
+
+// drainGrace is how long the rest of an abandoned body is read for: a
+// client sending at any useful speed is done well within it.
+const drainGrace = time.Second
 
 // trackedBody remembers whether the body was read to its end.
 type trackedBody struct {
@@ -157,12 +180,14 @@ type closingWriter struct {
 	r       *http.Request
 	body    *trackedBody
 	started bool
+	closing bool // the answer started with the body unread
 }
 
 func (w *closingWriter) WriteHeader(code int) {
 	if !w.started {
 		w.started = true
 		if w.r.ContentLength != 0 && !w.body.eof.Load() {
+			w.closing = true
 			w.Header().Set("Connection", "close")
 		}
 	}

@@ -287,3 +287,63 @@ func TestValidateRefusesTheNewLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// closedAtOnce sends the head of a request declaring a 100-byte body, and
+// never the body, then reads until the server closes. With every read
+// deadline of the server far past the client's own, an EOF shows the
+// server closed soon after its answer (drainGrace) instead of waiting on
+// the body until a read deadline.
+func closedAtOnce(t *testing.T, addr, path string) (status int, closed bool) {
+	t.Helper()
+	conn := dialFrom(t, "127.0.0.1", addr)
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: lastro\r\nContent-Length: 100\r\n\r\n{")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("%s: no answer: %v", path, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_, err = br.ReadByte()
+	return resp.StatusCode, errors.Is(err, io.EOF)
+}
+
+// TestAnswerWithTheBodyUnreadClosesAtOnce: a handler's refusal that left
+// the body unread, and a refusal past the in-flight cap, close the
+// connection soon after they are written: a slow body does not keep its
+// connection (and its slot under the connection caps) until the read
+// timeout.
+func TestAnswerWithTheBodyUnreadClosesAtOnce(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("hold") != "" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusUnauthorized) // without reading the body
+	})
+	l := DefaultLimits()
+	l.ReadTimeout, l.WebhookBodyTimeout, l.MaxInFlight = time.Minute, time.Minute, 1
+	addr := testServer(t, h, l)
+	for _, path := range []string{"/v1/webhooks/t-1/settlements", "/v1/tenants"} {
+		if status, closed := closedAtOnce(t, addr, path); status != http.StatusUnauthorized || !closed {
+			t.Errorf("%s: %d, closed %v; want 401 and the connection closed", path, status, closed)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get("http://" + addr + "/v1/tenant?hold=1")
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	if status, closed := closedAtOnce(t, addr, "/v1/tenants"); status != http.StatusServiceUnavailable || !closed {
+		t.Errorf("past the in-flight cap: %d, closed %v; want 503 and the connection closed", status, closed)
+	}
+	release <- struct{}{}
+	<-done
+}
