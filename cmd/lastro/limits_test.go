@@ -74,7 +74,7 @@ func TestSlowClientsAreCutAtTheReadTimeout(t *testing.T) {
 		within      time.Duration
 	}{
 		{"slow headers", "/v1/tenants", true, 1 * time.Second},
-		{"slow body on the webhook", "/v1/webhooks/t-x/settlements", false, 2 * time.Second},
+		{"slow body on the webhook (refused unread: no signature)", "/v1/webhooks/t-x/settlements", false, 2 * time.Second},
 		{"slow body on a route", "/v1/tenants", false, 2 * time.Second},
 	}
 	for _, tt := range tests {
@@ -127,8 +127,11 @@ func TestSlowConnectionFloodIsRefusedPastTheCaps(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			// Headers and one byte of a 100-byte body, then silence.
-			io.WriteString(conn, "POST /v1/webhooks/t-x/settlements HTTP/1.1\r\nHost: lastro\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+			// Headers and one byte of a 100-byte body, then silence, on a
+			// route whose handler waits for the body (a webhook without a
+			// signature is refused before its body is read).
+			io.WriteString(conn, "POST /v1/tenants HTTP/1.1\r\nHost: lastro\r\nAuthorization: Bearer "+testAdminToken+
+				"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 			conn.SetReadDeadline(time.Now().Add(readTimeout + 8*time.Second))
 			raw, _ := io.ReadAll(conn)
 			switch {
