@@ -1,7 +1,7 @@
 // Package boleto builds and reads Brazilian bank slips (boletos de
 // cobrança) as FEBRABAN lays them out — the 44-digit barcode and the
 // 47-digit linha digitável with every check digit, the due factor and its
-// 2025 restart — and parses CNAB 240 return files (return.go). It is pure:
+// 2025 restart — and parses CNAB 240 return files (cnab240.go). It is pure:
 // no store, no clock, no HTTP.
 //
 // The barcode, position by position (1-based):

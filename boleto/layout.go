@@ -5,7 +5,7 @@ import "strings"
 // Layout is a bank's free field (barcode positions 20-44): how a nosso
 // número (the bank's number of the slip) and the beneficiary's agreement
 // are written in it, and read back. Banks differ; add one by implementing
-// Layout and naming it in LayoutFor.
+// Layout and returning it for its bank in tenant.BoletoSettings.Layout.
 type Layout interface {
 	// Bank is the FEBRABAN code of the bank the layout belongs to.
 	Bank() string

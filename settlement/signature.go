@@ -21,8 +21,8 @@ const (
 const Window = 300 * time.Second
 
 // Sign returns the X-Lastro-Signature value of body signed at ts (unix
-// seconds): v1=<hex HMAC-SHA256(secret, ts + "." + body)>. Providers and
-// tests use it; Verify checks it.
+// seconds): v1=<hex HMAC-SHA256(secret, ts + "." + body)>. The engine's own
+// outgoing webhooks, the sandbox PSP and tests use it; Verify checks it.
 func Sign(secret string, ts int64, body []byte) string {
 	return "v1=" + hex.EncodeToString(mac(secret, strconv.FormatInt(ts, 10), body))
 }

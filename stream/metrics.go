@@ -56,7 +56,7 @@ func (m *Metrics) Prepare(name string) {
 }
 
 // Instrument wraps p so its calls are counted under the name given (a
-// fixed name per publisher: kafka, eventbridge, file, webhook).
+// fixed name per publisher: kafka, eventbridge, file; Webhook uses Prepare).
 func (m *Metrics) Instrument(name string, p Publisher) Publisher {
 	// Every known type starts at zero, so a rate over a type that has not
 	// happened yet is 0, not absent.
