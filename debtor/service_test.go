@@ -183,7 +183,7 @@ func putContacts(t testing.TB, f *fixture, tn *tenant.Tenant, dk string, n int) 
 	}
 }
 
-// typicalDebtor is SPEC section 9's typical debtor: one contract of 12
+// typicalDebtor is docs/design.md#ap01-debtor-360's typical debtor: one contract of 12
 // instalments, the first due 2026-08-10, and 10 contacts.
 func typicalDebtor(t testing.TB) (*fixture, *tenant.Tenant, string) {
 	t.Helper()

@@ -1,8 +1,8 @@
 // Package report answers the analytical questions AP11 and AP12 — the
 // portfolio's aging by delinquency bucket and the month-over-month roll
-// rate — from a table export, never from the operational table (SPEC
-// section 8; the seed's "BI never scans the table that serves the
-// operation"). ReadExport turns an export's files into positions; Aging
+// rate — from a table export, never from the operational table
+// (docs/design.md#ap11-and-ap12-analytics: analytics never scan the table
+// that serves the operation). ReadExport turns an export's files into positions; Aging
 // and RollRate are pure functions of positions; Write* render them as a
 // table, CSV and SVG.
 package report
