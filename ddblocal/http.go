@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"lastro/ddblocal/internal/storage"
 )
 
 const (
@@ -109,7 +111,13 @@ func (s *Store) Handler() http.Handler {
 		resp, err := s.serve(r.Context(), h, body)
 		if err != nil {
 			var ae *apiError
-			if !errors.As(err, &ae) {
+			switch {
+			case errors.As(err, &ae):
+			case errors.Is(err, storage.ErrDiskFull):
+				// Logged once by the storage engine, not once per write.
+				ae = &apiError{Type: "InternalServerError", Status: 500,
+					Message: "Internal server error: the store's disk is full; writes resume when space is freed"}
+			default:
 				s.log.Error("internal error", "op", target, "err", err)
 				ae = internal(err)
 			}

@@ -45,7 +45,17 @@ type Options struct {
 	// DefaultCacheSize. It holds read blocks and grows only as they are
 	// read.
 	CacheSize int64
+	// MinFreeBytes is the free space writes leave on the data directory's
+	// file system: below it a write is answered InternalServerError, with
+	// nothing applied, until space is freed, and Open refuses to start
+	// (ADR 0059). 0 means 64 MB; negative turns the guard off.
+	MinFreeBytes int64
 }
+
+// ErrDiskFull is reported (wrapped) by Open when the data directory's file
+// system has less free space than Options.MinFreeBytes, and by writes
+// refused for the same reason (answered InternalServerError on the wire).
+var ErrDiskFull = storage.ErrDiskFull
 
 // DefaultCacheSize is the block cache's capacity unless Options.CacheSize
 // says otherwise.
@@ -96,7 +106,7 @@ func Open(opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	db, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: s.log, Mark: s.streams.last.Load, CacheSize: opts.CacheSize})
+	db, err := storage.Open(storage.Options{Dir: opts.Dir, Logger: s.log, Mark: s.streams.last.Load, CacheSize: opts.CacheSize, MinFree: opts.MinFreeBytes})
 	if err != nil {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -51,12 +52,18 @@ type Options struct {
 	// CacheSize is the block cache's capacity in bytes; 0 means
 	// DefaultCacheSize.
 	CacheSize int64
+	// MinFree is the free space, in bytes, that writes leave on the data
+	// directory's file system: below it they fail with ErrDiskFull, and
+	// Open refuses to start (ADR 0059). 0 means DefaultMinFree; negative
+	// turns the guard off.
+	MinFree int64
 }
 
 // DB is an open storage engine with its commit pipeline.
 type DB struct {
 	db      *pebble.DB
 	durable bool
+	space   space
 	Pipeline
 	Locks Locks
 }
@@ -67,7 +74,9 @@ func Open(o Options) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	po := &pebble.Options{Logger: quietLogger{log}, MemTableSize: memTableSize}
+	d := &DB{}
+	d.space.log = log
+	po := &pebble.Options{Logger: &quietLogger{l: log, space: &d.space}, MemTableSize: memTableSize}
 	// The block cache is shared by every read: Pebble's 8 MB default
 	// misses on most reads of a table of a few hundred MB, and each miss
 	// reads and decompresses a block (docs/performance.md, "Agenda run").
@@ -79,7 +88,6 @@ func Open(o Options) (*DB, error) {
 	defer cache.Unref() // the engine holds its own reference
 	po.Cache = cache
 	dir := o.Dir
-	d := &DB{}
 	if dir == "" {
 		po.FS = vfs.NewMem()
 		dir = "mem"
@@ -91,6 +99,20 @@ func Open(o Options) (*DB, error) {
 			return nil, fmt.Errorf("storage: create %s: %w", dir, err)
 		}
 		po.FS = privateFS{vfs.Default}
+		d.space.dir = dir
+		switch {
+		case o.MinFree == 0:
+			d.space.minFree = DefaultMinFree
+		case o.MinFree > 0:
+			d.space.minFree = uint64(o.MinFree)
+		}
+		// Opening writes (a new log, a MANIFEST, OPTIONS), and Pebble
+		// treats a failed write as fatal: on a full disk it would neither
+		// start nor fail. Refuse at once, in one line.
+		if free, err := freeBytes(dir); err == nil && d.space.minFree > 0 && free < d.space.minFree {
+			return nil, fmt.Errorf("%w: %s has %d bytes free and the store needs %d to start: free space and start again",
+				ErrDiskFull, dir, free, d.space.minFree)
+		}
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
@@ -166,10 +188,20 @@ func (d *DB) Has(key []byte) bool {
 func (d *DB) NewIter(lo, hi []byte) (*Iter, error) { return newIter(d.db, lo, hi) }
 
 // Set writes one key, synced on a persistent store.
-func (d *DB) Set(key, value []byte) error { return d.db.Set(key, value, d.writeOpts()) }
+func (d *DB) Set(key, value []byte) error {
+	if err := d.space.check(len(key) + len(value)); err != nil {
+		return err
+	}
+	return d.db.Set(key, value, d.writeOpts())
+}
 
 // DeleteRange deletes [lo, hi), synced on a persistent store.
-func (d *DB) DeleteRange(lo, hi []byte) error { return d.db.DeleteRange(lo, hi, d.writeOpts()) }
+func (d *DB) DeleteRange(lo, hi []byte) error {
+	if err := d.space.check(len(lo) + len(hi)); err != nil {
+		return err
+	}
+	return d.db.DeleteRange(lo, hi, d.writeOpts())
+}
 
 // NewSnapshot returns a point-in-time image of the live engine.
 func (d *DB) NewSnapshot() *Snapshot { return &Snapshot{s: d.db.NewSnapshot()} }
@@ -219,12 +251,22 @@ func (b *Batch) Close() error { return b.b.Close() }
 // Commit applies the batch on its own, synced on a persistent store. It
 // is for control-plane and background writes that do not go through the
 // pipeline's commit order; the caller settles before readers must see it.
-func (b *Batch) Commit() error { return b.b.Commit(b.d.writeOpts()) }
+func (b *Batch) Commit() error {
+	if err := b.d.space.check(b.Len()); err != nil {
+		return err
+	}
+	return b.b.Commit(b.d.writeOpts())
+}
 
 // CommitNoSync applies the batch without a sync: only for writes that a
 // later synced write makes durable (the log is sequential) or that are
 // redone after a crash.
-func (b *Batch) CommitNoSync() error { return b.b.Commit(pebble.NoSync) }
+func (b *Batch) CommitNoSync() error {
+	if err := b.d.space.check(b.Len()); err != nil {
+		return err
+	}
+	return b.b.Commit(pebble.NoSync)
+}
 
 // Iter walks a key range in order.
 type Iter struct{ it *pebble.Iterator }
@@ -262,15 +304,26 @@ func (i *Iter) Error() error { return i.it.Error() }
 // Close releases the iterator and returns its error.
 func (i *Iter) Close() error { return i.it.Close() }
 
-type quietLogger struct{ l *slog.Logger }
-
-func (q quietLogger) Infof(format string, args ...any) {}
-func (q quietLogger) Errorf(format string, args ...any) {
-	q.l.Error("pebble", "msg", fmt.Sprintf(format, args...))
+// quietLogger is Pebble's logger: errors go to the store's log, at a
+// bounded rate; a fatal error also stops the engine's writes (space.failed)
+// before it panics as Pebble requires (Fatalf must not return).
+type quietLogger struct {
+	l     *slog.Logger
+	limit logLimit
+	space *space
 }
-func (q quietLogger) Fatalf(format string, args ...any) {
-	q.l.Error("pebble fatal", "msg", fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
+
+func (q *quietLogger) Infof(format string, args ...any) {}
+func (q *quietLogger) Errorf(format string, args ...any) {
+	if ok, dropped := q.limit.allow(time.Now()); ok {
+		q.l.Error("pebble", "msg", fmt.Sprintf(format, args...), "dropped", dropped)
+	}
+}
+func (q *quietLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	q.space.failed.CompareAndSwap(nil, &msg)
+	q.l.Error("pebble fatal", "msg", msg)
+	panic(msg)
 }
 
 // privateFS is Pebble's file system with every file it creates made 0600

@@ -112,6 +112,9 @@ func (p *Pipeline) Acquire() *View {
 // 0059). Unlike a round's view it is not published: readers keep the
 // current one. at must be short: every committer waits for it.
 func (p *Pipeline) SnapshotAt(at func()) (v *View, err error) {
+	if err := p.d.space.check(0); err != nil {
+		return nil, err
+	}
 	var snap *pebble.Snapshot
 	var mark uint64
 	func() {
@@ -167,6 +170,9 @@ func (p *Pipeline) ApplyUnsynced(b *Batch, prepare func() error) error {
 // visible to readers. Control-plane work that writes outside Commit (a
 // restore, an index backfill) calls it before answering.
 func (p *Pipeline) Settle() error {
+	if err := p.d.space.check(0); err != nil {
+		return err
+	}
 	p.commit.Lock()
 	p.applied++
 	ticket := p.applied
@@ -182,6 +188,10 @@ func (p *Pipeline) Settle() error {
 // visible together when publish syncs the WAL and installs a snapshot
 // taken before the sync. It returns the commit's ticket.
 func (p *Pipeline) apply(b *Batch, prepare func() error, ticket bool) (uint64, error) {
+	// Before the lock: a write refused for space never reaches Pebble.
+	if err := p.d.space.check(b.Len()); err != nil {
+		return 0, err
+	}
 	p.commit.Lock()
 	defer p.commit.Unlock()
 	if err := prepare(); err != nil {
