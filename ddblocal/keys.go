@@ -122,9 +122,12 @@ func checkItemSize(it av.Item) error {
 	return nil
 }
 
-// checkIndexKeys rejects index key attributes of the wrong type or empty.
-// DynamoDB names the first offending index in alphabetical order. An empty
-// value produced by an update expression has its own wording.
+// checkIndexKeys rejects index key attributes of the wrong type, empty or
+// over the key size limits (2048 bytes for a partition key, 1024 for a
+// sort key, as for the table's keys): an index holds them as keys, so a
+// value it could never be queried by is refused on write, as DynamoDB
+// does. DynamoDB names the first offending index in alphabetical order. An
+// empty value produced by an update expression has its own wording.
 func checkIndexKeys(d *tableDef, it av.Item, byUpdate bool) error {
 	indexes := make([]*indexDef, len(d.Indexes))
 	copy(indexes, d.Indexes)
@@ -146,6 +149,13 @@ func checkIndexKeys(d *tableDef, it av.Item, byUpdate bool) error {
 					return validation("%s to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.", msgUpdateEmptyIndexKey, emptyKind(v.T))
 				}
 				return validation("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s", emptyKind(v.T), ix.Name, k.Name)
+			}
+			limit := maxHashKeyBytes
+			if k == ix.Range {
+				limit = maxRangeKeyBytes
+			}
+			if size := av.Size(v); size > limit {
+				return validation("One or more parameter values were invalid: Size limit exceeded for Index Key %s Actual Size: %d bytes Max Size: %d bytes IndexName: %s", k.Name, size, limit, ix.Name)
 			}
 		}
 	}
