@@ -443,93 +443,63 @@ func TestIndexKeyTypeMismatch(t *testing.T) {
 	validationErr(t, err, "One or more parameter values were invalid: Cannot update attribute pk. This attribute is part of the key")
 }
 
-// TestNullFalseIsNull checks {"NULL": false} is accepted wherever a value
-// is, as a NULL stored and returned as {"NULL": true} (DynamoDB since its
-// 2026 validation rewrite; it used to refuse it).
-func TestNullFalseIsNull(t *testing.T) {
+// TestNullFalseRefused checks {"NULL": false} is refused wherever a value
+// is. eu-west-2 and eu-central-1 briefly accepted it as a NULL in 2026;
+// by July every region refused it again.
+func TestNullFalseRefused(t *testing.T) {
 	t.Parallel()
 	s := newCF(t)
 	tbl := table("nullfalse", "pk:S").create(s)
 	nf := func() types.AttributeValue { return &types.AttributeValueMemberNULL{Value: false} }
-	isNull := func(t *testing.T, it avmap, name string) {
-		t.Helper()
-		v, ok := it[name].(*types.AttributeValueMemberNULL)
-		if !ok || !v.Value {
-			t.Fatalf("%s of %s = %#v, want NULL true", name, itemString(it), it[name])
-		}
-	}
 	writes := []struct {
 		name  string
 		write func(pk string) error
 	}{
 		{"PutItem Item", func(pk string) error {
-			_, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: avmap{"pk": vS(pk), "n": nf(), "m": vM(avmap{"x": nf()}), "l": vL(nf())}})
+			_, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: avmap{"pk": vS(pk), "n": nf()}})
+			return err
+		}},
+		{"PutItem nested", func(pk string) error {
+			_, err := s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: avmap{"pk": vS(pk), "m": vM(avmap{"x": vL(nf())})}})
 			return err
 		}},
 		{"UpdateItem ExpressionAttributeValues", func(pk string) error {
 			_, err := s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: avmap{"pk": vS(pk)},
-				UpdateExpression: aws.String("SET n = :n, m = :m, l = :l"), ExpressionAttributeValues: avmap{":n": nf(), ":m": vM(avmap{"x": nf()}), ":l": vL(nf())}})
+				UpdateExpression: aws.String("SET n = :n"), ExpressionAttributeValues: avmap{":n": nf()}})
 			return err
 		}},
 		{"UpdateItem AttributeUpdates", func(pk string) error {
 			_, err := s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: avmap{"pk": vS(pk)}, AttributeUpdates: map[string]types.AttributeValueUpdate{
-				"n": {Value: nf()}, "m": {Value: vM(avmap{"x": nf()})}, "l": {Value: vL(nf())}}})
+				"n": {Value: nf()}}})
+			return err
+		}},
+		{"DeleteItem Expected", func(pk string) error {
+			_, err := s.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: &tbl, Key: avmap{"pk": vS(pk)},
+				Expected: map[string]types.ExpectedAttributeValue{"n": {Value: nf()}}})
 			return err
 		}},
 		{"BatchWriteItem PutRequest", func(pk string) error {
 			_, err := s.c.BatchWriteItem(bg, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{tbl: {
-				{PutRequest: &types.PutRequest{Item: avmap{"pk": vS(pk), "n": nf(), "m": vM(avmap{"x": nf()}), "l": vL(nf())}}}}}})
+				{PutRequest: &types.PutRequest{Item: avmap{"pk": vS(pk), "n": nf()}}}}}})
 			return err
 		}},
 		{"TransactWriteItems Put", func(pk string) error {
 			_, err := s.c.TransactWriteItems(bg, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-				{Put: &types.Put{TableName: &tbl, Item: avmap{"pk": vS(pk), "n": nf(), "m": vM(avmap{"x": nf()}), "l": vL(nf())}}}}})
+				{Put: &types.Put{TableName: &tbl, Item: avmap{"pk": vS(pk), "n": nf()}}}}})
 			return err
 		}},
 		{"PartiQL parameters", func(pk string) error {
-			_, err := s.exec(`INSERT INTO "`+tbl+`" VALUE {'pk': ?, 'n': ?, 'm': ?, 'l': ?}`, vS(pk), nf(), vM(avmap{"x": nf()}), vL(nf()))
+			_, err := s.exec(`INSERT INTO "`+tbl+`" VALUE {'pk': ?, 'n': ?}`, vS(pk), nf())
 			return err
 		}},
 	}
 	for i, w := range writes {
-		t.Run(w.name, func(t *testing.T) {
-			pk := fmt.Sprint("k", i)
-			if err := w.write(pk); err != nil {
-				t.Fatal(err)
-			}
-			it := s.get(tbl, avmap{"pk": vS(pk)})
-			isNull(t, it, "n")
-			isNull(t, it["m"].(*types.AttributeValueMemberM).Value, "x")
-			if l := it["l"].(*types.AttributeValueMemberL).Value; len(l) != 1 || !l[0].(*types.AttributeValueMemberNULL).Value {
-				t.Fatalf("l = %s, want [NULL true]", itemString(it))
-			}
-		})
-	}
-	// As a comparison operand it is the NULL the item holds: the
-	// conditions below hold.
-	conds := []struct {
-		name string
-		run  func() error
-	}{
-		{"ConditionExpression", func() error {
-			_, err := s.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: &tbl, Key: avmap{"pk": vS("k0")},
-				ConditionExpression: aws.String("n = :n"), ExpressionAttributeValues: avmap{":n": nf()}})
-			return err
-		}},
-		{"Expected Value", func() error {
-			_, err := s.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: &tbl, Key: avmap{"pk": vS("k1")},
-				Expected: map[string]types.ExpectedAttributeValue{"n": {Value: nf()}}})
-			return err
-		}},
-		{"Expected AttributeValueList", func() error {
-			_, err := s.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: &tbl, Key: avmap{"pk": vS("k2")},
-				Expected: map[string]types.ExpectedAttributeValue{"n": {ComparisonOperator: types.ComparisonOperatorEq, AttributeValueList: []types.AttributeValue{nf()}}}})
-			return err
-		}},
-	}
-	for _, c := range conds {
-		if err := c.run(); err != nil {
-			t.Errorf("%s: %v", c.name, err)
+		pk := fmt.Sprint("k", i)
+		if got := refusal(w.write(pk)); !strings.Contains(got, "One or more parameter values were invalid: Null attribute value types must have the value of true") {
+			t.Errorf("%s: got %q, want the NULL refusal", w.name, got)
+		}
+		if it := s.get(tbl, avmap{"pk": vS(pk)}); it != nil {
+			t.Errorf("%s: stored %s", w.name, itemString(it))
 		}
 	}
 }

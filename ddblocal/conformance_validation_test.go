@@ -73,6 +73,8 @@ func TestWriteValidationMessages(t *testing.T) {
 			one("The parameter cannot be converted to a numeric value: abc")},
 		{"put: invalid item value", put(&dynamodb.PutItemInput{Item: avmap{"pk": vS("k"), "s": &types.AttributeValueMemberSS{Value: []string{}}}}),
 			one("One or more parameter values were invalid: An string set  may not be empty")},
+		{"put: NULL false", put(&dynamodb.PutItemInput{Item: avmap{"pk": vS("k"), "z": &types.AttributeValueMemberNULL{Value: false}}}),
+			one("One or more parameter values were invalid: Null attribute value types must have the value of true")},
 		{"delete: values without an expression", del(&dynamodb.DeleteItemInput{ExpressionAttributeValues: avmap{":v": vS("x")}}),
 			one("ExpressionAttributeValues can only be specified when using expressions")},
 		{"delete: empty condition", del(&dynamodb.DeleteItemInput{ConditionExpression: aws.String("")}),

@@ -40,6 +40,9 @@ func FromWire(w *Wire) (*Value, error) {
 	if w == nil {
 		return nil, &Error{Msg: "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"}
 	}
+	if hasEmptyName(w) {
+		return nil, &Error{Msg: MsgEmptyName}
+	}
 	// DynamoDB reports an empty nested value before anything else.
 	if err := checkEmpty(w); err != nil {
 		return nil, err
@@ -87,6 +90,34 @@ func checkShape(v *Value, level int) error {
 		}
 	}
 	return nil
+}
+
+// MsgEmptyName is DynamoDB's refusal of an attribute name that is the
+// empty string, at the top of an item or as a map key at any depth: such a
+// name could be stored but never named by an expression path, so it could
+// never be updated or removed. DynamoDB checks it before anything else in
+// the values.
+const MsgEmptyName = "Empty attribute name"
+
+// hasEmptyName reports whether a map inside w, at any depth, has the empty
+// string as a key.
+func hasEmptyName(w *Wire) bool {
+	switch {
+	case w == nil:
+	case w.M != nil:
+		for k, c := range *w.M {
+			if k == "" || hasEmptyName(c) {
+				return true
+			}
+		}
+	case w.L != nil:
+		for _, c := range *w.L {
+			if hasEmptyName(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func count(w *Wire) int {
@@ -142,12 +173,11 @@ func fromWire(w *Wire) (*Value, error) {
 	case w.BOOL != nil:
 		return &Value{T: BOOL, Bool: *w.BOOL}, nil
 	case w.NULL != nil:
-		// DynamoDB refused {"NULL": false} ("Null attribute value types
-		// must have the value of true") until its 2026 validation rewrite;
-		// it now accepts it as a NULL like any other, stored and returned
-		// as {"NULL": true}. Every surface decodes values here, so Item,
-		// Key, ExpressionAttributeValues, the legacy Value and
-		// AttributeValueList members and PartiQL parameters agree.
+		// eu-west-2 and eu-central-1 briefly accepted {"NULL": false} as a
+		// NULL in 2026, then reverted: every region refuses it again.
+		if !*w.NULL {
+			return nil, &Error{Msg: invalidPrefix + "Null attribute value types must have the value of true"}
+		}
 		return &Value{T: NULL}, nil
 	case w.SS != nil:
 		ss := *w.SS
@@ -234,6 +264,11 @@ func fromWire(w *Wire) (*Value, error) {
 // ItemFromWire validates every value of a wire item.
 func ItemFromWire(w WireItem) (Item, error) {
 	it := make(Item, len(w))
+	for k, c := range w {
+		if k == "" || hasEmptyName(c) {
+			return nil, &Error{Msg: MsgEmptyName}
+		}
+	}
 	// Empty values are reported before any other problem, as DynamoDB does.
 	for _, c := range w {
 		if err := checkEmpty(c); err != nil {
