@@ -51,8 +51,12 @@ func writePaths(s *cfStore, tbl string) map[string]func(name string, v types.Att
 		return &dynamodb.UpdateItemInput{TableName: &tbl, Key: key, UpdateExpression: aws.String("SET #a = :v"),
 			ExpressionAttributeNames: map[string]string{"#a": name}, ExpressionAttributeValues: avmap{":v": v}}
 	}
-	insert := func(name string) string { return fmt.Sprintf(`INSERT INTO "%s" VALUE {'pk': 'k', 'sk': 's', '%s': ?}`, tbl, name) }
-	set := func(name string) string { return fmt.Sprintf(`UPDATE "%s" SET "%s" = ? WHERE pk = 'k' AND sk = 's'`, tbl, name) }
+	insert := func(name string) string {
+		return fmt.Sprintf(`INSERT INTO "%s" VALUE {'pk': 'k', 'sk': 's', '%s': ?}`, tbl, name)
+	}
+	set := func(name string) string {
+		return fmt.Sprintf(`UPDATE "%s" SET "%s" = ? WHERE pk = 'k' AND sk = 's'`, tbl, name)
+	}
 	batch := func(stmt string, v types.AttributeValue) error {
 		out, err := s.c.BatchExecuteStatement(bg, &dynamodb.BatchExecuteStatementInput{
 			Statements: []types.BatchStatementRequest{{Statement: aws.String(stmt), Parameters: []types.AttributeValue{v}}}})
