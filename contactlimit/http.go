@@ -20,7 +20,7 @@ type ContactInput struct {
 	ContractID string  `json:"contractId"`
 }
 
-// BlockedBody is the 429 answer: the spec's error shape plus the reason,
+// BlockedBody is the 429 answer: the engine's error shape plus the reason,
 // and the attempt whose evidence was written.
 type BlockedBody struct {
 	Error struct {

@@ -352,7 +352,7 @@ func (s *Service) pixWebhook(c echo.Context) error {
 }
 
 // pixFailure is a Pix webhook's answer when not every payment was
-// processed: the spec's error shape, with every payment's outcome.
+// processed: the engine's error shape, with every payment's outcome.
 type pixFailure struct {
 	Error ResultError `json:"error"`
 	Pix   []PixResult `json:"pix"`
@@ -409,7 +409,7 @@ func (s *Service) reconcile(c echo.Context) error {
 }
 
 // reconcileFailure is reconcile's answer when not every payment was
-// processed: the spec's error shape, with the whole reconciliation.
+// processed: the engine's error shape, with the whole reconciliation.
 type reconcileFailure struct {
 	Error ResultError `json:"error"`
 	*Reconciled

@@ -105,8 +105,8 @@ func validRefundID(s string) bool {
 
 // PixError is a refusal of one payment of a Pix webhook: which entry
 // (0-based) and, within it, which refund (-1: the payment itself). The
-// wrapped error is in the spec's error shape; nothing of the input is in
-// it.
+// wrapped error is in the engine's error shape
+// (docs/design.md#errors-and-bad-input); nothing of the input is in it.
 type PixError struct {
 	Index  int
 	Refund int

@@ -1,4 +1,4 @@
-// Package kit is the engine's single DynamoDB client (seeds 000 and 002):
+// Package kit is the engine's single DynamoDB client (ADR 0004):
 // a handful of keyed operations — get, queryPage with a signed cursor, put,
 // update, delete, batches that retry Unprocessed*, transact — each scoped
 // to one tenant, recording the capacity it consumes per business operation.

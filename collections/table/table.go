@@ -78,7 +78,7 @@ const ArchiveSuffix = "-archive"
 // ArchiveInput returns the CreateTable request of the cold archive the
 // stream consumer writes the TTL's deletions to: the same keys, no
 // indexes, no stream, the Standard-IA class (cheaper storage, dearer
-// requests: it is written once and rarely read, seed 001).
+// requests: it is written once and rarely read, docs/design.md#stream-consumer).
 func ArchiveInput(name string) *dynamodb.CreateTableInput {
 	s := func(n string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
@@ -226,7 +226,7 @@ func CloudFormation(name string) ([]byte, error) {
 				},
 			},
 			// The TTL's deletions, written by the stream consumer: Standard-IA
-			// (seed 001), its own backup policy, no stream of its own.
+			// (docs/design.md#stream-consumer), its own backup policy, no stream of its own.
 			"LastroArchiveTable": map[string]any{
 				"Type":           "AWS::DynamoDB::Table",
 				"DeletionPolicy": "Retain",
