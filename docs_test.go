@@ -211,7 +211,7 @@ func checkDiagram(d diagram, pkgs map[string]map[string]bool) []string {
 // or outside a layer, a box with no package, an arrow that is no import,
 // an arrow up a layer.
 func TestArchitectureDiagramCatchesDrift(t *testing.T) {
-	const head = "```mermaid\nflowchart TB\n  subgraph L1[\"a\"]\n    tenant[\"tenant\"]\n  end\n" +
+	const head = "```mermaid\nflowchart TD\n  subgraph L1[\"a\"]\n    tenant[\"tenant\"]\n  end\n" +
 		"  subgraph L2[\"b\"]\n    collections_kit[\"collections/kit\"]\n    collections_errs[\"collections/errs\"]\n" +
 		"    ext_dynamodb[\"github.com/aws/aws-sdk-go-v2/service/dynamodb\"]\n  end\n"
 	pkgs := map[string]map[string]bool{
