@@ -43,6 +43,25 @@ type Limits struct {
 	// answer callers no API key vouches for.
 	WebhookBodyTimeout time.Duration
 	MaxHeaderBytes     int // request line and headers; 0 means 1 MiB
+	// Overload is the 503 answered past a cap; the zero value is the
+	// API's error shape. A server speaking another protocol (the embedded
+	// store: DynamoDB's) sets its own, so its clients recognise a
+	// retryable refusal.
+	Overload Overload
+}
+
+// Overload is the content type and body of the answer past a cap.
+type Overload struct {
+	ContentType string
+	Body        string
+}
+
+// orAPI is o, or the API's error shape when o is unset.
+func (o Overload) orAPI() Overload {
+	if o.Body == "" {
+		return Overload{ContentType: "application/json", Body: overloaded}
+	}
+	return o
 }
 
 // WebhookPrefix starts the paths of the unauthenticated webhook routes:
@@ -135,7 +154,7 @@ func limitInFlight(h http.Handler, l Limits) http.Handler {
 				abandonBody(w)
 			}
 		default:
-			writeOverloaded(w)
+			writeOverloaded(w, l.Overload.orAPI())
 			if r.ContentLength != 0 {
 				abandonBody(w)
 			}
@@ -204,19 +223,21 @@ func (w *closingWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *closingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func writeOverloaded(w http.ResponseWriter) {
+func writeOverloaded(w http.ResponseWriter, o Overload) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", o.ContentType)
 	h.Set("Retry-After", strconv.Itoa(RetryAfter))
 	h.Set("Connection", "close")
 	w.WriteHeader(http.StatusServiceUnavailable)
-	w.Write([]byte(overloaded))
+	w.Write([]byte(o.Body))
 }
 
 // refusal is the whole answer written on a connection past MaxConns,
 // before any request is read.
-var refusal = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
-	strconv.Itoa(RetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(overloaded)) + "\r\n\r\n" + overloaded)
+func refusal(o Overload) []byte {
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: " + o.ContentType + "\r\nRetry-After: " +
+		strconv.Itoa(RetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(o.Body)) + "\r\n\r\n" + o.Body)
+}
 
 // Run serves h on ln under l until ctx is cancelled, then shuts down,
 // waiting up to grace for requests in flight.
@@ -249,7 +270,7 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, l Limits, grace t
 // learns at once, and a slot freed by a timeout goes to the next client.
 func Listener(ln net.Listener, l Limits) net.Listener {
 	return &capListener{Listener: ln, slots: make(chan struct{}, l.MaxConns), perAddr: max(1, l.MaxConnsPerAddr),
-		open: map[string]int{}, refuseWait: time.Second}
+		open: map[string]int{}, refuseWait: time.Second, refusal: refusal(l.Overload.orAPI())}
 }
 
 type capListener struct {
@@ -257,6 +278,7 @@ type capListener struct {
 	slots      chan struct{}
 	perAddr    int
 	refuseWait time.Duration
+	refusal    []byte // the answer past a cap
 
 	mu sync.Mutex
 	// open counts the open connections of each client key; a key leaves
@@ -272,7 +294,7 @@ func (c *capListener) Accept() (net.Conn, error) {
 		}
 		key := clientKey(conn.RemoteAddr())
 		if !c.takeAddr(key) {
-			go refuse(conn, c.refuseWait)
+			go refuse(conn, c.refusal, c.refuseWait)
 			continue
 		}
 		select {
@@ -280,7 +302,7 @@ func (c *capListener) Accept() (net.Conn, error) {
 			return &slotConn{Conn: conn, release: func() { <-c.slots; c.releaseAddr(key) }}, nil
 		default:
 			c.releaseAddr(key)
-			go refuse(conn, c.refuseWait)
+			go refuse(conn, c.refusal, c.refuseWait)
 		}
 	}
 }
@@ -332,10 +354,10 @@ func clientKey(a net.Addr) string {
 // refuse writes the 503 on conn and closes it, reading a little of what
 // the client sent meanwhile so the close is a FIN the client can read the
 // answer before, not a reset. It takes at most wait.
-func refuse(conn net.Conn, wait time.Duration) {
+func refuse(conn net.Conn, answer []byte, wait time.Duration) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(wait))
-	if _, err := conn.Write(refusal); err != nil {
+	if _, err := conn.Write(answer); err != nil {
 		return
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
