@@ -52,5 +52,12 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 		where = ":memory:"
 	}
 	log.Info("embedded DynamoDB store listening", "addr", ln.Addr().String(), "data", where)
-	return httpserve.Run(ctx, ln, st.Handler(), lim, 10*time.Second, log)
+	return httpserve.Run(ctx, ln, st.Handler(), storeLimits(lim), 10*time.Second, log)
+}
+
+// storeLimits are l for the store's listener: past a cap the answer is
+// DynamoDB's throttling error, which the SDKs retry, not the API's shape.
+func storeLimits(l httpserve.Limits) httpserve.Limits {
+	l.Overload.ContentType, l.Overload.Body = ddblocal.Overloaded()
+	return l
 }

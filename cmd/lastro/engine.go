@@ -160,7 +160,7 @@ func (a *app) startEmbedded(dir string, clk clock.Clock) (http.Handler, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopStore = cancel
 	a.storeDone = make(chan error, 1)
-	go func() { a.storeDone <- httpserve.Run(ctx, ln, h, a.cfg.Limits, 10*time.Second, a.log) }()
+	go func() { a.storeDone <- httpserve.Run(ctx, ln, h, storeLimits(a.cfg.Limits), 10*time.Second, a.log) }()
 	a.storeURL = "http://" + ln.Addr().String()
 	a.log.Warn("embedded store listening WITHOUT AUTHENTICATION: anyone who reaches it can read and change every balance",
 		"data", where, "endpoint", a.storeURL)
