@@ -114,44 +114,65 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 	unprocessed := map[string]*keysAndAttributes{}
 	var caps []*consumedCapacity
 	size := 0
+	// The response's items hold the store's budget until it is written;
+	// past it the rest of the keys are left unprocessed (ADR 0059).
+	g := &grant{b: &s.respBudget}
+	full := false
+	out := &batchGetOutput{responses: responses, unprocessed: unprocessed, grant: g}
+	leave := func(name string, key av.Item) {
+		rest := unprocessed[name]
+		if rest == nil {
+			src := in.RequestItems[name]
+			rest = &keysAndAttributes{ConsistentRead: src.ConsistentRead, ProjectionExpression: src.ProjectionExpression,
+				ExpressionAttributeNames: src.ExpressionAttributeNames, AttributesToGet: src.AttributesToGet}
+			unprocessed[name] = rest
+		}
+		rest.Keys = append(rest.Keys, keyWire(key))
+	}
 	for _, p := range plans {
 		d := tables[p.name].def.Load()
 		u := newUsage(p.name, true)
 		items := []av.Item{}
-		for i, key := range p.keys {
-			if size >= maxResponseBytes || s.injectFor("BatchGetItem", p.name, faultUnprocessed) {
-				src := in.RequestItems[p.name]
-				rest := &keysAndAttributes{ConsistentRead: src.ConsistentRead, ProjectionExpression: src.ProjectionExpression,
-					ExpressionAttributeNames: src.ExpressionAttributeNames, AttributesToGet: src.AttributesToGet}
-				if prev := unprocessed[p.name]; prev != nil {
-					rest = prev
-				}
-				rest.Keys = append(rest.Keys, keyWire(key))
-				unprocessed[p.name] = rest
-				_ = i
+		for _, key := range p.keys {
+			if full || size >= maxResponseBytes || s.injectFor("BatchGetItem", p.name, faultUnprocessed) {
+				leave(p.name, key)
 				continue
 			}
 			it, err := s.read(d.baseKey(key))
 			if err != nil {
+				g.release()
 				return nil, err
 			}
 			n := 0
 			if it != nil {
 				n = av.ItemSize(it)
+				if !g.take(int64(n)) {
+					if size == 0 {
+						// Nothing could be served: DynamoDB throttles
+						// the whole batch then, and the SDK retries it.
+						g.release()
+						return nil, &apiError{Type: "ProvisionedThroughputExceededException", Status: 400,
+							Message: "The level of configured provisioned throughput for one or more tables was exceeded. " +
+								"Consider increasing your provisioning level with the UpdateTable API"}
+					}
+					full = true
+					leave(p.name, key)
+					continue
+				}
 				size += n
 				items = append(items, p.proj.apply(it))
 			}
 			u.addTable(readUnits(n, p.consistent))
+		}
+		if _, seen := responses[p.name]; !seen {
+			out.tables = append(out.tables, p.name)
 		}
 		responses[p.name] = items
 		if cc := s.report(u, in.ReturnConsumedCapacity); cc != nil {
 			caps = append(caps, cc)
 		}
 	}
-	out := map[string]any{"Responses": responses, "UnprocessedKeys": unprocessed}
-	if caps != nil {
-		out["ConsumedCapacity"] = caps
-	}
+	out.caps = caps
 	return out, nil
 }
 

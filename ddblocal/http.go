@@ -109,6 +109,10 @@ func (s *Store) Handler() http.Handler {
 			return
 		}
 		resp, err := s.serve(r.Context(), h, body)
+		if rl, ok := resp.(releaser); ok {
+			// Its items count against the store's budget until written.
+			defer rl.release()
+		}
 		if err != nil {
 			var ae *apiError
 			switch {

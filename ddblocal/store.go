@@ -50,6 +50,13 @@ type Options struct {
 	// nothing applied, until space is freed, and Open refuses to start
 	// (ADR 0059). 0 means 64 MB; negative turns the guard off.
 	MinFreeBytes int64
+	// ResponseBudgetBytes bounds the item bytes that BatchGetItem
+	// responses hold at once, store-wide, until they are written: past it
+	// a batch returns the rest of its keys as UnprocessedKeys, or is
+	// throttled (ProvisionedThroughputExceededException) when it could
+	// read nothing. 0 means DefaultResponseBudget; at least 16 MB (one
+	// full response) is used.
+	ResponseBudgetBytes int64
 }
 
 // ErrDiskFull is reported (wrapped) by Open when the data directory's file
@@ -89,6 +96,8 @@ type Store struct {
 	// DELETING table's name, or the delete would erase the new entry.
 	deleting map[string]bool
 	nextID   uint32
+	// respBudget bounds the item bytes of BatchGetItem answers in flight.
+	respBudget respBudget
 }
 
 // Open opens (or creates) a store.
@@ -99,7 +108,11 @@ func Open(opts Options) (*Store, error) {
 	if opts.AccountID == "" {
 		opts.AccountID = defaultAccountID
 	}
+	if opts.ResponseBudgetBytes == 0 {
+		opts.ResponseBudgetBytes = DefaultResponseBudget
+	}
 	s := &Store{opts: opts, log: opts.Logger, now: opts.Now, tables: map[string]*table{}, deleting: map[string]bool{}, nextID: 1}
+	s.respBudget.limit = max(opts.ResponseBudgetBytes, maxResponseBytes)
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

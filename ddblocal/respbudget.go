@@ -1,0 +1,106 @@
+package ddblocal
+
+import (
+	"encoding/json"
+	"sync/atomic"
+
+	"lastro/ddblocal/internal/av"
+)
+
+// DefaultResponseBudget is the item bytes that BatchGetItem responses may
+// hold at once across the store unless Options.ResponseBudgetBytes says
+// otherwise (issue 25, finding 4; docs/performance.md).
+const DefaultResponseBudget = 128 << 20
+
+// respBudget bounds the item bytes of responses being built or written,
+// store-wide. A BatchGetItem of large items holds its items decoded and
+// then encoded until the client has read them (16 MB each, several
+// copies): 64 such requests at once took 4 GB. A request takes its items'
+// bytes as it reads them and gives them back once its answer is written;
+// past the budget the request stops early (UnprocessedKeys) or, having
+// read nothing, is throttled, as DynamoDB answers a batch it cannot serve.
+type respBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take reserves n bytes, or reports that they do not fit.
+func (b *respBudget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// grant is what one request holds of the budget.
+type grant struct {
+	b *respBudget
+	n atomic.Int64
+}
+
+func (g *grant) take(n int64) bool {
+	if !g.b.take(n) {
+		return false
+	}
+	g.n.Add(n)
+	return true
+}
+
+// release gives back everything the request held; it may be called more
+// than once.
+func (g *grant) release() { g.b.used.Add(-g.n.Swap(0)) }
+
+// releaser is a response holding budget: the front end releases it once
+// the response is written (or failed).
+type releaser interface{ release() }
+
+// batchGetOutput is BatchGetItem's answer. It encodes itself into one
+// buffer sized from its items, instead of json.Marshal's growing buffer
+// and the copy it makes of every item's own encoding.
+type batchGetOutput struct {
+	tables      []string // in request order
+	responses   map[string][]av.Item
+	unprocessed map[string]*keysAndAttributes
+	caps        []*consumedCapacity
+	grant       *grant
+}
+
+func (o *batchGetOutput) release() { o.grant.release() }
+
+// MarshalJSON implements json.Marshaler.
+func (o *batchGetOutput) MarshalJSON() ([]byte, error) {
+	rest, err := json.Marshal(o.unprocessed)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, o.grant.n.Load()+int64(len(rest))+4096)
+	buf = append(buf, `{"Responses":{`...)
+	for i, name := range o.tables {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		n, _ := json.Marshal(name)
+		buf = append(append(buf, n...), ":["...)
+		for j, it := range o.responses[name] {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = av.AppendItemJSON(buf, it)
+		}
+		buf = append(buf, ']')
+	}
+	buf = append(append(buf, `},"UnprocessedKeys":`...), rest...)
+	if o.caps != nil {
+		c, err := json.Marshal(o.caps)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, `,"ConsumedCapacity":`...), c...)
+	}
+	return append(buf, '}'), nil
+}
