@@ -24,10 +24,31 @@ type apiError struct {
 	// ValidationException for the whole request (e.g. a key of the wrong
 	// type, found only once the table's schema is known).
 	cancels bool
-	// bare marks a request-validation failure DynamoDB reports outside the
-	// validation envelope (see enveloped).
-	bare bool
+	// family is the error's kind for the validation envelope, set where
+	// it is raised (see requestError and Store.envelope).
+	family errFamily
 }
+
+// errFamily classifies a ValidationException for the
+// "1 validation error detected: " envelope that DynamoDB's current
+// validation layer puts around PutItem's, UpdateItem's and DeleteItem's
+// request-validation errors (ADR 0060).
+type errFamily uint8
+
+const (
+	// famUnclassified: not marked where raised; bare unless a request
+	// validation step marks it (requestError).
+	famUnclassified errFamily = iota
+	// famBare: data-plane, structural and limit errors, and the few
+	// request checks DynamoDB reports outside the envelope.
+	famBare
+	// famRequest: request validation (value syntax, expression parameters
+	// and syntax, ReturnValues), enveloped by the current layer.
+	famRequest
+	// famEnveloped: member constraint violations, which carry their own
+	// "N validation error(s) detected: " in every layer.
+	famEnveloped
+)
 
 type cancellationReason struct {
 	Code    string         `json:"Code"`
@@ -90,19 +111,47 @@ func internal(err error) *apiError {
 	return &apiError{Type: "InternalServerError", Message: "Internal server error", Status: 500}
 }
 
-// enveloped reports a request-validation failure the way DynamoDB's current
-// validation layer does for PutItem, UpdateItem and DeleteItem: inside the
-// "1 validation error detected: " envelope. Other errors pass unchanged.
-func enveloped(err error) error {
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.Type != "ValidationException" || ae.bare || isConstraintMessage(ae.Message) {
-		return err
-	}
-	return validation("1 validation error detected: %s", ae.Message)
+// constraintViolation is one member constraint violation, in the
+// envelope every validation layer reports it in.
+func constraintViolation(format string, args ...any) *apiError {
+	e := validation("1 validation error detected: "+format, args...)
+	e.family = famEnveloped
+	return e
 }
 
-func isConstraintMessage(msg string) bool {
-	return strings.HasPrefix(msg, "1 validation error detected: ") || strings.Contains(msg, " validation errors detected: ")
+// requestError marks a ValidationException raised by a request validation
+// step (the expression parameters, the attribute values, ReturnValues, the
+// expressions) as request validation, unless where it was raised already
+// classified it. Other errors pass unchanged.
+func requestError(err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Type != "ValidationException" || ae.family != famUnclassified {
+		return err
+	}
+	c := *ae
+	c.family = famRequest
+	return &c
+}
+
+// envelope applies the validation envelope, once, to the answer of a
+// PutItem, UpdateItem or DeleteItem: the current validation layer wraps
+// its request-validation errors, the older one reports them bare.
+func (s *Store) envelope(err error) error {
+	var ae *apiError
+	if s.older() || !errors.As(err, &ae) || ae.family != famRequest {
+		return err
+	}
+	return constraintViolation("%s", ae.Message)
+}
+
+// valueWording words an attribute value error of PutItem, UpdateItem or
+// DeleteItem the way the store's validation layer does: the current one
+// rewrites it (currentWording), the older one keeps the av package's.
+func (s *Store) valueWording(err error, wires ...map[string]*av.Wire) error {
+	if s.older() {
+		return err
+	}
+	return currentWording(err, wires...)
 }
 
 // memberMin phrases a numeric member constraint the way the current

@@ -29,7 +29,7 @@ type exprArgs struct {
 	older bool
 	// ifNone completes "ExpressionAttributeValues can only be specified when
 	// using expressions: " in the older layer, e.g. "ConditionExpression is
-	// null".
+	// null"; empty, the message ends there.
 	ifNone string
 }
 
@@ -71,7 +71,7 @@ func (e exprArgs) params() error {
 		return validation("ExpressionAttributeNames can only be specified when using expressions")
 	}
 	if e.values != nil && !e.takesValues() {
-		if e.older && e.ifNone != "" {
+		if e.ifNone != "" {
 			return validation("ExpressionAttributeValues can only be specified when using expressions: %s", e.ifNone)
 		}
 		return validation("ExpressionAttributeValues can only be specified when using expressions")

@@ -204,7 +204,24 @@ func checkWriteReturnValues(rv string) error {
 	return nil
 }
 
+// putItem, deleteItem and updateItem apply the validation envelope once,
+// to the error their request validation classified (see requestError).
 func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
+	out, err := s.putItemRequest(ctx, body)
+	return out, s.envelope(err)
+}
+
+func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
+	out, err := s.deleteItemRequest(ctx, body)
+	return out, s.envelope(err)
+}
+
+func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
+	out, err := s.updateItemRequest(ctx, body)
+	return out, s.envelope(err)
+}
+
+func (s *Store) putItemRequest(ctx context.Context, body []byte) (any, error) {
 	var in putItemInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -223,24 +240,25 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	// Request validation, reported inside the validation envelope.
+	// Request validation (see requestError).
 	ea := writeArgs(in.exprParams, in.ConditionExpression, in.Expected)
+	ea.ifNone = s.noExpression("ConditionExpression is null")
 	if err := ea.params(); err != nil {
-		return nil, enveloped(err)
+		return nil, requestError(err)
 	}
 	item, err := av.ItemFromWire(in.Item)
 	if err != nil {
-		return nil, enveloped(currentWording(avError(err), in.Item))
+		return nil, requestError(s.valueWording(avError(err), in.Item))
 	}
 	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
-		return nil, enveloped(err)
+		return nil, requestError(err)
 	}
 	if err := checkItemSize(item); err != nil {
 		return nil, err
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
 	if err != nil {
-		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
+		return nil, requestError(s.valueWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -264,7 +282,7 @@ func (s *Store) putItem(ctx context.Context, body []byte) (any, error) {
 	return s.replaceOutput(d, old, item, item, in.ReturnConsumedCapacity, in.ReturnValues, in.ReturnItemCollectionMetrics), nil
 }
 
-func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
+func (s *Store) deleteItemRequest(ctx context.Context, body []byte) (any, error) {
 	var in deleteItemInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -284,19 +302,20 @@ func (s *Store) deleteItem(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	ea := writeArgs(in.exprParams, in.ConditionExpression, in.Expected)
+	ea.ifNone = s.noExpression("ConditionExpression is null")
 	if err := ea.params(); err != nil {
-		return nil, enveloped(err)
+		return nil, requestError(err)
 	}
 	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, enveloped(currentWording(err, in.Key))
+		return nil, requestError(s.valueWording(err, in.Key))
 	}
 	if err := checkWriteReturnValues(in.ReturnValues); err != nil {
-		return nil, enveloped(err)
+		return nil, requestError(err)
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, nil, nil)
 	if err != nil {
-		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
+		return nil, requestError(s.valueWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {
@@ -331,7 +350,7 @@ func (s *Store) replaceOutput(d *tableDef, old, new, key av.Item, returnCapacity
 	return out
 }
 
-func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
+func (s *Store) updateItemRequest(ctx context.Context, body []byte) (any, error) {
 	var in updateItemInput
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -339,8 +358,12 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	if err := in.frontEnd(in.TableName, in.Key != nil); err != nil {
 		return nil, err
 	}
-	if err := updateReturnValues(in.ReturnValues, in.TableName != nil, in.Key != nil); err != nil {
-		return nil, err
+	// The older layer lists an unknown ReturnValues with the other member
+	// constraints instead.
+	if !s.older() {
+		if err := updateReturnValues(in.ReturnValues, in.TableName != nil, in.Key != nil); err != nil {
+			return nil, err
+		}
 	}
 	var c constraints
 	c.returnConsumedCapacity(in.ReturnConsumedCapacity)
@@ -358,16 +381,17 @@ func (s *Store) updateItem(ctx context.Context, body []byte) (any, error) {
 	present(&ea.present, "ConditionExpression", in.ConditionExpression != nil)
 	present(&ea.legacy, "AttributeUpdates", in.AttributeUpdates != nil)
 	present(&ea.legacy, "Expected", in.Expected != nil)
+	ea.ifNone = s.noExpression("UpdateExpression and ConditionExpression are null")
 	if err := ea.params(); err != nil {
-		return nil, enveloped(err)
+		return nil, requestError(err)
 	}
 	key, err := keyFromWire(in.Key)
 	if err != nil {
-		return nil, enveloped(currentWording(err, in.Key))
+		return nil, requestError(s.valueWording(err, in.Key))
 	}
 	x, err := parseWriteExprs(ea, in.ConditionExpression, in.Expected, in.ConditionalOperator, in.UpdateExpression, in.AttributeUpdates)
 	if err != nil {
-		return nil, enveloped(currentWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected), updateWires(in.AttributeUpdates)))
+		return nil, requestError(s.valueWording(err, in.ExpressionAttributeValues, expectedWires(in.Expected), updateWires(in.AttributeUpdates)))
 	}
 	t, err := s.lookup(in.TableName)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 func legacyProjection(names []string) (*expr.Projection, error) {
 	if len(names) == 0 {
-		return nil, validation("1 validation error detected: Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1")
+		return nil, constraintViolation("Value '[]' at 'attributesToGet' failed to satisfy constraint: Member must have length greater than or equal to 1")
 	}
 	seen := map[string]bool{}
 	m := map[string]string{}
@@ -236,7 +236,7 @@ func checkConditionalOperator(condOp *string, n int) error {
 	default:
 		return nil
 	}
-	e.bare = true
+	e.family = famBare
 	return e
 }
 
@@ -326,7 +326,7 @@ func checkExpected(attr string, e *expectedAttr) (string, []*av.Value, error) {
 	}
 	op := *e.ComparisonOperator
 	if !isComparisonOperator(op) {
-		return "", nil, validation("1 validation error detected: %s", enumViolation("expected."+attr+".member.comparisonOperator", op))
+		return "", nil, constraintViolation("%s", enumViolation("expected."+attr+".member.comparisonOperator", op))
 	}
 	if err := checkOperands(op, vals); err != nil {
 		return "", nil, err
@@ -338,7 +338,7 @@ func checkExpected(attr string, e *expectedAttr) (string, []*av.Value, error) {
 // entry: its values first, then the operands against the operator.
 func checkCondition(member, attr string, c *condition) (string, []*av.Value, error) {
 	if c == nil || c.ComparisonOperator == nil {
-		return "", nil, validation("1 validation error detected: Value null at '%s.%s.member.comparisonOperator' failed to satisfy constraint: Member must not be null", member, attr)
+		return "", nil, constraintViolation("Value null at '%s.%s.member.comparisonOperator' failed to satisfy constraint: Member must not be null", member, attr)
 	}
 	op := *c.ComparisonOperator
 	vals, err := legacyValues(c.AttributeValueList)
@@ -346,7 +346,7 @@ func checkCondition(member, attr string, c *condition) (string, []*av.Value, err
 		return "", nil, err
 	}
 	if !isComparisonOperator(op) {
-		return "", nil, validation("1 validation error detected: %s", enumViolation(member+"."+attr+".member.comparisonOperator", op))
+		return "", nil, constraintViolation("%s", enumViolation(member+"."+attr+".member.comparisonOperator", op))
 	}
 	if err := checkOperands(op, vals); err != nil {
 		return "", nil, err
@@ -489,7 +489,7 @@ func legacyUpdates(u map[string]*attributeUpdate) (*expr.Update, error) {
 		}
 		switch {
 		case action != "ADD" && action != "PUT" && action != "DELETE":
-			return nil, validation("1 validation error detected: Value '%s' at 'attributeUpdates.%s.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]", action, attr)
+			return nil, constraintViolation("Value '%s' at 'attributeUpdates.%s.member.action' failed to satisfy constraint: Member must satisfy enum value set: [ADD, DELETE, PUT]", action, attr)
 		case v == nil && action != "DELETE":
 			return nil, validation(invalid + "Only DELETE action is allowed when no attribute value is specified")
 		case v != nil && action == "DELETE" && !v.T.IsSet():

@@ -57,6 +57,10 @@ type Options struct {
 	// read nothing. 0 means DefaultResponseBudget; at least 16 MB (one
 	// full response) is used.
 	ResponseBudgetBytes int64
+	// ValidationLayer is the DynamoDB validation layer whose wording
+	// PutItem, UpdateItem and DeleteItem errors follow (ADR 0060); the
+	// zero value is the current one.
+	ValidationLayer ValidationLayer
 }
 
 // ErrDiskFull is reported (wrapped) by Open when the data directory's file

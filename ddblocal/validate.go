@@ -112,9 +112,11 @@ func (c *constraints) err() error {
 	case 0:
 		return nil
 	case 1:
-		return validation("1 validation error detected: %s", list[0])
+		return constraintViolation("%s", list[0])
 	default:
-		return validation("%s validation errors detected: %s", strconv.Itoa(n), strings.Join(list, "; "))
+		e := validation("%s validation errors detected: %s", strconv.Itoa(n), strings.Join(list, "; "))
+		e.family = famEnveloped
+		return e
 	}
 }
 
@@ -170,7 +172,7 @@ func emptyTableName(name *string, required ...bool) error {
 	if name == nil || *name != "" || !allTrue(required) {
 		return nil
 	}
-	return validation("1 validation error detected: Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	return constraintViolation("Value '' at 'tableName' failed to satisfy constraint: Member must have length greater than or equal to 1")
 }
 
 // updateReturnValues reports an unknown ReturnValues of UpdateItem alone,
@@ -179,7 +181,7 @@ func updateReturnValues(rv string, required ...bool) error {
 	if rv == "" || slices.Contains([]string{"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"}, rv) || !allTrue(required) {
 		return nil
 	}
-	return validation("1 validation error detected: Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]")
+	return constraintViolation("Failed to satisfy constraint: Member must satisfy enum value set: [ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATE_NEW, NONE]")
 }
 
 func allTrue(bs []bool) bool {

@@ -21,8 +21,13 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 	dir := fs.String("data-dir", "./lastro-ddb", "data directory")
 	mem := fs.Bool("in-memory", false, "keep everything in memory (nothing survives a restart)")
 	cacheMB := envString(fs, os.Getenv, "LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "block cache in MiB (8-1048576); it fills only as data is read")
+	layer := fs.String("validation-layer", "current", "DynamoDB validation layer PutItem, UpdateItem and DeleteItem errors are worded in: current or older (ADR 0060)")
 	limits := addLimitFlags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	vl, err := ddblocal.ParseValidationLayer(*layer)
+	if err != nil {
 		return err
 	}
 	lim, err := limits()
@@ -34,7 +39,7 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	opts := ddblocal.Options{Dir: *dir, Logger: log, CacheSize: cache}
+	opts := ddblocal.Options{Dir: *dir, Logger: log, CacheSize: cache, ValidationLayer: vl}
 	if *mem {
 		opts.Dir = ""
 	}
