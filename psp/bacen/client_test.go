@@ -296,7 +296,13 @@ func post(t *testing.T, f *fixture, path, body string) sandbox.Paid {
 	}
 	hc := f.srv.Client()
 	hc.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{cert}
-	resp, err := hc.Post(f.srv.URL+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.sb.OperatorToken())
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
