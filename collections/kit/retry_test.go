@@ -87,7 +87,9 @@ func TestBackoffRetryStopsWhenTheContextEnds(t *testing.T) {
 				defer cancel()
 			}
 			calls := 0
-			start := time.Now()
+			// An hour's delay not cut short by the context would hang the
+			// test (go test's timeout ends it): returning at all, with the
+			// context's error after one call, is the proof.
 			err := tt.b.Retry(ctx, func(int) (bool, error) {
 				calls++
 				if tt.want == context.Canceled {
@@ -97,9 +99,6 @@ func TestBackoffRetryStopsWhenTheContextEnds(t *testing.T) {
 			})
 			if !errors.Is(err, tt.want) || calls != 1 {
 				t.Fatalf("err %v after %d calls, want %v after 1", err, calls, tt.want)
-			}
-			if waited := time.Since(start); waited > 10*time.Second {
-				t.Fatalf("returned after %v", waited)
 			}
 		})
 	}
