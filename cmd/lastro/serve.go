@@ -81,7 +81,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	l := cfg.Limits
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
-		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_in_flight", l.MaxInFlight)
+		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_conns_per_addr", l.MaxConnsPerAddr,
+		"max_in_flight", l.MaxInFlight, "max_in_flight_webhooks", l.MaxInFlightWebhooks, "webhook_body_timeout", l.WebhookBodyTimeout.String(),
+		"egress", cfg.Egress.String(), "trusted_proxies", len(cfg.TrustedProxies))
 	err = httpserve.Run(ctx, ln, handler, l, 15*time.Second, log)
 	// Run returns when ctx ends or the server fails: the scheduler stops
 	// too, and serve waits for it before the deferred Close stops the store.
