@@ -20,16 +20,16 @@ import (
 	"lastro/ddblocal/internal/storage"
 )
 
-// fastClock runs a minute of store time per real millisecond from base,
-// monotonically: incremental windows (15 minutes at least) then fit in a
-// test, and the clock still separates commits by millisecond as a real
-// one does.
+// fastClock runs ten seconds of store time per real millisecond from
+// base, monotonically: incremental windows (15 minutes to 24 hours) then
+// fit in a test, even a slow one, and the clock still separates commits
+// by millisecond as a real one does.
 type fastClock struct {
 	base  time.Time
 	start time.Time
 }
 
-func (c fastClock) Now() time.Time { return c.base.Add(time.Since(c.start) * 60_000) }
+func (c fastClock) Now() time.Time { return c.base.Add(time.Since(c.start) * 10_000) }
 
 // wireImage is an image of the chain test's items: strings and numbers.
 type wireImage map[string]map[string]string
@@ -215,7 +215,7 @@ func TestExportChainWithConcurrentWriters(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	arnA, ta := fullExport(t, s, tarn)
-	time.Sleep(50 * time.Millisecond) // 50 minutes of store time
+	time.Sleep(150 * time.Millisecond) // 25 minutes of store time
 	arnB, tb := fullExport(t, s, tarn)
 	inc := mustCall(t, s, "ExportTableToPointInTime", fmt.Sprintf(`{"TableArn":"%s","S3Bucket":"chain","ExportType":"INCREMENTAL_EXPORT",
 		"IncrementalExportSpecification":{"ExportFromTime":%.3f,"ExportToTime":%.3f}}`, tarn, float64(ta)/1000, float64(tb)/1000))
