@@ -9,13 +9,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"lastro/agenda/regua"
 	"lastro/arrangement"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/policy"
 	"lastro/tenant"
 )

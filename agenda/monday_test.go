@@ -8,12 +8,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/policy"
 )
 

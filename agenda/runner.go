@@ -2,7 +2,7 @@
 // and a date, per shard, the contracts whose next action is due — read
 // from the sparse, sharded agenda index (GSI1) — each executed with a
 // version-conditioned write that records the step and schedules the next
-// one through the régua (agenda/regua). A shard is run by one worker at a
+// one through the régua (contract/regua). A shard is run by one worker at a
 // time under a lease, and a run resumes from its checkpoint (ADR 0018).
 package agenda
 

@@ -10,13 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
 
-	"lastro/agenda/regua"
 	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/policy"
 	"lastro/tenant"
 )

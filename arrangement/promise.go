@@ -8,11 +8,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
+	"lastro/contract/regua"
 )
 
 // Promise statuses. A promise is OPEN until exactly one writer resolves

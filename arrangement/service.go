@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/google/uuid"
 
-	"lastro/agenda/regua"
 	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
@@ -26,6 +25,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/policy"
 	"lastro/tenant"
 )

@@ -18,8 +18,8 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/jsonl"
 	"lastro/collections/kit"
+	"lastro/collections/signature"
 	"lastro/policy"
-	"lastro/settlement"
 	"lastro/tenant"
 )
 
@@ -199,8 +199,8 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock
 	}
 	ts := clk.Now().Unix()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(settlement.TimestampHeader, strconv.FormatInt(ts, 10))
-	req.Header.Set(settlement.SignatureHeader, settlement.Sign(t.MessagingSecret(), ts, body))
+	req.Header.Set(signature.TimestampHeader, strconv.FormatInt(ts, 10))
+	req.Header.Set(signature.SignatureHeader, signature.Sign(t.MessagingSecret(), ts, body))
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -21,9 +21,9 @@ import (
 	"lastro/collections/egress"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/collections/signature"
 	"lastro/contactlimit"
 	"lastro/engine/enginetest"
-	"lastro/settlement"
 	"lastro/tenant"
 )
 
@@ -113,7 +113,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls++
-	if err := settlement.Verify(p.secret, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, time.Now()); err != nil {
+	if err := signature.Verify(p.secret, r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader), body, time.Now()); err != nil {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}

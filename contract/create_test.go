@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/web"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/engine/enginetest"
 	"lastro/policy"
 	"lastro/tenant"

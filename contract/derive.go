@@ -1,9 +1,9 @@
 package contract
 
 import (
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/keys"
+	"lastro/contract/regua"
 	"lastro/policy"
 )
 

@@ -3,9 +3,9 @@ package contract_test
 import (
 	"testing"
 
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/policy"
 )
 

@@ -1,6 +1,6 @@
 // Package contract owns a contract as stored: the header and its
 // instalments, the one-Query load, the derivation of its delinquency and
-// next action (through the régua, agenda/regua), and every write of an
+// next action (through the régua, contract/regua), and every write of an
 // index attribute. Other packages (debtor, charges, settlement, the agenda)
 // read and change contracts only through it, so "how does a contract enter
 // the portfolio" has one answer: (*Header).index.

@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"lastro/agenda/regua"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
 	"lastro/tenant"

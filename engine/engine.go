@@ -20,7 +20,6 @@ import (
 
 	"lastro/agenda"
 	"lastro/arrangement"
-	"lastro/boleto/returns"
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/egress"
@@ -37,6 +36,7 @@ import (
 	"lastro/portfolio"
 	"lastro/psp/tenantpsp"
 	"lastro/settlement"
+	"lastro/settlement/returns"
 	"lastro/tenant"
 	"lastro/ui"
 )

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"lastro/agenda/regua"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
@@ -23,6 +22,7 @@ import (
 	"lastro/collections/kit"
 	"lastro/collections/table"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/tenant"
 )
 

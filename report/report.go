@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"lastro/agenda/regua"
+	"lastro/contract/regua"
 )
 
 // States a contract can be in, in report order. The delinquency buckets

@@ -14,6 +14,7 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/collections/signature"
 	"lastro/collections/web"
 	"lastro/tenant"
 )
@@ -28,8 +29,8 @@ func (s *Service) Routes(srv *web.Server) {
 		Public: true, Request: webhookDoc{SettlementID: "stl-20260924-0001", ChargeID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8", AmountCents: 102500, PaidAt: "2026-09-24T10:15:00-03:00"},
 		Response: Outcome{}, Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests},
 		Headers: []web.Header{
-			{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
-			{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
+			{Name: signature.TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
+			{Name: signature.SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
 		}}, s.webhook, s.tenants.LimitFailures("tenantId"))
 	s.pixRoutes(srv)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/unmatched",
@@ -157,7 +158,7 @@ func (s *Service) signedBody(c echo.Context, limit int64) (*tenant.Tenant, []byt
 		return nil, nil, errTenantNotFound
 	}
 	now := s.clock.Now()
-	sig, err := CheckHeaders(r.Header.Get(TimestampHeader), r.Header.Get(SignatureHeader), now)
+	sig, err := signature.CheckHeaders(r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader), now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,8 +315,8 @@ func (s *Service) pixRoutes(srv *web.Server) {
 		srv.Handle(web.Doc{Method: http.MethodPost, Path: path, Summary: summary, Public: true, Request: example, Response: PixAnswer{},
 			Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			Headers: []web.Header{
-				{Name: TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
-				{Name: SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
+				{Name: signature.TimestampHeader, Required: true, Description: "unix seconds of the signature; refused more than 300 s away from now"},
+				{Name: signature.SignatureHeader, Required: true, Description: "v1=<hex HMAC-SHA256(webhookSecret, timestamp + \".\" + raw body)>"},
 			}}, s.pixWebhook, s.tenants.LimitFailures("tenantId"))
 	}
 }

@@ -2,8 +2,8 @@ package settlement_test
 
 import (
 	"fmt"
-	"lastro/agenda/regua"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"reflect"
 	"slices"
 	"testing"

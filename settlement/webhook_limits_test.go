@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lastro/collections/httpserve"
+	"lastro/collections/signature"
 	"lastro/engine/enginetest"
 	"lastro/settlement"
 	"lastro/tenant"
@@ -104,8 +105,8 @@ func TestWebhookRefusesBeforeReadingTheBody(t *testing.T) {
 		{"signature too short", "t-pay", ts, "v1=abcd", 1 << 20, 401, "invalid_signature"},
 		{"signature not hex", "t-pay", ts, "v1=" + strings.Repeat("zz", 32), 1 << 20, 401, "invalid_signature"},
 		{"timestamp not a number", "t-pay", "17x", wellFormed, 1 << 20, 401, "invalid_signature"},
-		{"stale timestamp", "t-pay", strconv.FormatInt(now.Add(-settlement.Window-time.Second).Unix(), 10), wellFormed, 1 << 20, 401, "signature_stale"},
-		{"future timestamp", "t-pay", strconv.FormatInt(now.Add(settlement.Window+time.Second).Unix(), 10), wellFormed, 1 << 20, 401, "signature_stale"},
+		{"stale timestamp", "t-pay", strconv.FormatInt(now.Add(-signature.Window-time.Second).Unix(), 10), wellFormed, 1 << 20, 401, "signature_stale"},
+		{"future timestamp", "t-pay", strconv.FormatInt(now.Add(signature.Window+time.Second).Unix(), 10), wellFormed, 1 << 20, 401, "signature_stale"},
 		{"unknown tenant", "t-nobody", ts, wellFormed, 1 << 20, 404, "tenant_not_found"},
 		{"well-formed headers, body over the route's limit", "t-pay", ts, wellFormed, 1 << 20, 413, "body_too_large"},
 	}
@@ -117,10 +118,10 @@ func TestWebhookRefusesBeforeReadingTheBody(t *testing.T) {
 			head := "POST /v1/webhooks/" + tt.tenant + "/" + route.path + " HTTP/1.1\r\nHost: lastro\r\nContent-Type: application/json\r\n" +
 				"Content-Length: " + strconv.Itoa(tt.length) + "\r\n"
 			if tt.ts != "" {
-				head += settlement.TimestampHeader + ": " + tt.ts + "\r\n"
+				head += signature.TimestampHeader + ": " + tt.ts + "\r\n"
 			}
 			if tt.sig != "" {
-				head += settlement.SignatureHeader + ": " + tt.sig + "\r\n"
+				head += signature.SignatureHeader + ": " + tt.sig + "\r\n"
 			}
 			if status, code := rawAnswer(t, base, head+"\r\n"); status != tt.status || code != tt.code {
 				t.Errorf("%s, %s: %d %s, want %d %s", route.path, tt.name, status, code, tt.status, tt.code)
@@ -129,13 +130,13 @@ func TestWebhookRefusesBeforeReadingTheBody(t *testing.T) {
 		// One byte over the limit is refused unread too, and a body at the
 		// limit is read (then refused by its forged signature).
 		head := "POST /v1/webhooks/t-pay/" + route.path + " HTTP/1.1\r\nHost: lastro\r\nContent-Length: " + strconv.Itoa(route.limit+1) + "\r\n" +
-			settlement.TimestampHeader + ": " + ts + "\r\n" + settlement.SignatureHeader + ": " + wellFormed + "\r\n\r\n"
+			signature.TimestampHeader + ": " + ts + "\r\n" + signature.SignatureHeader + ": " + wellFormed + "\r\n\r\n"
 		if status, code := rawAnswer(t, base, head); status != 413 || code != "body_too_large" {
 			t.Errorf("%s, one byte over the limit declared: %d %s, want 413 body_too_large", route.path, status, code)
 		}
 		body := strings.Repeat(" ", route.limit-2) + "{}"
 		status, out := f.Do(t, http.MethodPost, "/v1/webhooks/t-pay/"+route.path, "", body,
-			settlement.TimestampHeader, ts, settlement.SignatureHeader, wellFormed)
+			signature.TimestampHeader, ts, signature.SignatureHeader, wellFormed)
 		if status != 401 || enginetest.ErrorCode(out) != "invalid_signature" {
 			t.Errorf("%s, a forged body at the limit: %d %v, want 401 invalid_signature", route.path, status, out)
 		}

@@ -17,7 +17,7 @@ import (
 	"lastro/collections/egress"
 	"lastro/collections/errs"
 	"lastro/collections/kit"
-	"lastro/settlement"
+	"lastro/collections/signature"
 	"lastro/tenant"
 )
 
@@ -278,8 +278,8 @@ func (w *Webhook) post(ctx context.Context, tn string, target WebhookTarget, eve
 		}
 		ts := clk.Now().Unix()
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(settlement.TimestampHeader, strconv.FormatInt(ts, 10))
-		req.Header.Set(settlement.SignatureHeader, settlement.Sign(target.Secret, ts, body))
+		req.Header.Set(signature.TimestampHeader, strconv.FormatInt(ts, 10))
+		req.Header.Set(signature.SignatureHeader, signature.Sign(target.Secret, ts, body))
 		resp, err := client.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -15,8 +15,8 @@ import (
 
 	"lastro/collections/kit"
 	"lastro/collections/pii/piitest"
+	"lastro/collections/signature"
 	"lastro/engine/enginetest"
-	"lastro/settlement"
 	"lastro/stream"
 )
 
@@ -38,7 +38,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := settlement.Verify(r.secret, req.Header.Get(settlement.TimestampHeader), req.Header.Get(settlement.SignatureHeader), body, r.now()); err != nil {
+	if err := signature.Verify(r.secret, req.Header.Get(signature.TimestampHeader), req.Header.Get(signature.SignatureHeader), body, r.now()); err != nil {
 		r.t.Errorf("signature: %v", err)
 		w.WriteHeader(http.StatusUnauthorized)
 		return

@@ -18,7 +18,7 @@ import (
 
 	"lastro/collections/clock"
 	"lastro/collections/kit"
-	"lastro/settlement"
+	"lastro/collections/signature"
 	"lastro/stream"
 )
 
@@ -37,7 +37,7 @@ type endpoint struct {
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	if err := settlement.Verify(e.secret, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, e.now); err != nil {
+	if err := signature.Verify(e.secret, r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader), body, e.now); err != nil {
 		e.t.Errorf("signature: %v", err)
 		w.WriteHeader(http.StatusUnauthorized)
 		return

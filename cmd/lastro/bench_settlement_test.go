@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"lastro/charges"
+	"lastro/collections/signature"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
-	"lastro/settlement"
 	"lastro/tenant"
 )
 
@@ -125,8 +125,8 @@ func BenchmarkSettlementWebhook(b *testing.B) {
 			n, f.chargeIDs[n%len(f.chargeIDs)], 100+n%7)
 		req, _ := http.NewRequest(http.MethodPost, f.base+"/v1/webhooks/t-bench/settlements", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(settlement.TimestampHeader, strconv.FormatInt(f.now, 10))
-		req.Header.Set(settlement.SignatureHeader, settlement.Sign(f.secret, f.now, []byte(body)))
+		req.Header.Set(signature.TimestampHeader, strconv.FormatInt(f.now, 10))
+		req.Header.Set(signature.SignatureHeader, signature.Sign(f.secret, f.now, []byte(body)))
 		start := time.Now()
 		resp, err := hc.Do(req)
 		if err != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"lastro/agenda/regua"
+	"lastro/contract/regua"
 	"strings"
 	"testing"
 

@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"lastro/agenda/regua"
 	"lastro/arrangement"
 	"lastro/collections/calendar"
 	"lastro/collections/kit"
 	"lastro/collections/table"
 	"lastro/contract"
+	"lastro/contract/regua"
 	"lastro/ddblocal/ddbtest"
 	"lastro/debtor"
 	"lastro/engine/enginetest"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"lastro/settlement"
+	"lastro/collections/signature"
 	"lastro/stream"
 )
 
@@ -38,7 +38,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if err := settlement.Verify(rc.secret, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, time.Now()); err != nil {
+	if err := signature.Verify(rc.secret, r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader), body, time.Now()); err != nil {
 		rc.t.Errorf("signature: %v", err)
 		w.WriteHeader(http.StatusUnauthorized)
 		return

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"lastro/collections/signature"
 	"lastro/engine/enginetest"
-	"lastro/settlement"
 )
 
 // lateContractHTTP registers a debtor and a contract of three instalments
@@ -144,8 +144,8 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 		return te.Do(t, http.MethodPost, "/v1/webhooks/"+tenantID+"/settlements", "", body, pairs...)
 	}
 	signed := func(secret, body string, at time.Time) map[string]string {
-		return map[string]string{settlement.TimestampHeader: strconv.FormatInt(at.Unix(), 10),
-			settlement.SignatureHeader: settlement.Sign(secret, at.Unix(), []byte(body))}
+		return map[string]string{signature.TimestampHeader: strconv.FormatInt(at.Unix(), 10),
+			signature.SignatureHeader: signature.Sign(secret, at.Unix(), []byte(body))}
 	}
 	sig := signed(keys["webhook"], good, now)
 	tests := []struct {
@@ -155,10 +155,10 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 		code               string
 	}{
 		{"no signature", "t-pay", good, nil, 401, "signature_missing"},
-		{"no timestamp", "t-pay", good, map[string]string{settlement.SignatureHeader: sig[settlement.SignatureHeader]}, 401, "signature_missing"},
+		{"no timestamp", "t-pay", good, map[string]string{signature.SignatureHeader: sig[signature.SignatureHeader]}, 401, "signature_missing"},
 		{"old timestamp", "t-pay", good, signed(keys["webhook"], good, now.Add(-301*time.Second)), 401, "signature_stale"},
 		{"an hour old replay", "t-pay", good, signed(keys["webhook"], good, now.Add(-time.Hour)), 401, "signature_stale"},
-		{"forged", "t-pay", good, map[string]string{settlement.TimestampHeader: sig[settlement.TimestampHeader], settlement.SignatureHeader: "v1=" + strings.Repeat("ab", 32)}, 401, "invalid_signature"},
+		{"forged", "t-pay", good, map[string]string{signature.TimestampHeader: sig[signature.TimestampHeader], signature.SignatureHeader: "v1=" + strings.Repeat("ab", 32)}, 401, "invalid_signature"},
 		{"another tenant's secret", "t-pay", good, signed(other["webhook"], good, now), 401, "invalid_signature"},
 		{"signed for another tenant", "t-other", good, sig, 401, "invalid_signature"},
 		{"body changed after signing", "t-pay", strings.Replace(good, "102467", "1", 1), sig, 401, "invalid_signature"},

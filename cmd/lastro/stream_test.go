@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"lastro/settlement"
+	"lastro/collections/signature"
 	"lastro/stream"
 )
 
@@ -151,7 +151,7 @@ func TestServePostsATenantsEventsToItsWebhook(t *testing.T) {
 		mu.Lock()
 		sec := secret
 		mu.Unlock()
-		if err := settlement.Verify(sec, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader), body, time.Now()); err != nil {
+		if err := signature.Verify(sec, r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader), body, time.Now()); err != nil {
 			t.Errorf("signature: %v", err)
 			w.WriteHeader(http.StatusUnauthorized)
 			return

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"lastro/collections/signature"
 	"lastro/settlement"
 )
 
@@ -56,10 +57,10 @@ func hookDial(t *testing.T, from, addr string) (net.Conn, error) {
 func hookHead(path string, length int, ts, sig string) string {
 	head := "POST " + path + " HTTP/1.1\r\nHost: lastro\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(length) + "\r\n"
 	if ts != "" {
-		head += settlement.TimestampHeader + ": " + ts + "\r\n"
+		head += signature.TimestampHeader + ": " + ts + "\r\n"
 	}
 	if sig != "" {
-		head += settlement.SignatureHeader + ": " + sig + "\r\n"
+		head += signature.SignatureHeader + ": " + sig + "\r\n"
 	}
 	return head + "\r\n"
 }
@@ -287,8 +288,8 @@ func TestSignedOversizedPixIs413NotAFailure(t *testing.T) {
 		}
 		req, _ := http.NewRequest(http.MethodPost, base+path, r)
 		now := time.Now().Unix()
-		req.Header.Set(settlement.TimestampHeader, strconv.FormatInt(now, 10))
-		req.Header.Set(settlement.SignatureHeader, settlement.Sign(secret, now, []byte(body)))
+		req.Header.Set(signature.TimestampHeader, strconv.FormatInt(now, 10))
+		req.Header.Set(signature.SignatureHeader, signature.Sign(secret, now, []byte(body)))
 		if len(body) > 1024 {
 			req.Header.Set("Expect", "100-continue")
 		}
@@ -312,7 +313,7 @@ func TestSignedOversizedPixIs413NotAFailure(t *testing.T) {
 		switch i % 3 {
 		case 0: // declared, without Expect: answered before the body is sent
 			now := time.Now().Unix()
-			status, code, _ = hookAnswer(t, s.addr, hookHead(path, len(big), strconv.FormatInt(now, 10), settlement.Sign(secret, now, []byte(big))))
+			status, code, _ = hookAnswer(t, s.addr, hookHead(path, len(big), strconv.FormatInt(now, 10), signature.Sign(secret, now, []byte(big))))
 		case 1:
 			status, code = post(path, big, secret, false)
 		case 2:

@@ -32,6 +32,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/secret"
+	"lastro/collections/signature"
 	"lastro/contactlimit"
 	"lastro/contract"
 	"lastro/ddblocal"
@@ -39,7 +40,6 @@ import (
 	"lastro/engine"
 	"lastro/psp/sandbox"
 	"lastro/psp/tenantpsp"
-	"lastro/settlement"
 	"lastro/tenant"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -344,8 +344,8 @@ func (e *Env) Tenant(t testing.TB, id string) (*tenant.Tenant, Keys) {
 // signedAt (name/value pairs, as Raw takes them).
 func WebhookHeaders(secret, body string, signedAt time.Time) []string {
 	ts := signedAt.Unix()
-	return []string{settlement.TimestampHeader, strconv.FormatInt(ts, 10),
-		settlement.SignatureHeader, settlement.Sign(secret, ts, []byte(body))}
+	return []string{signature.TimestampHeader, strconv.FormatInt(ts, 10),
+		signature.SignatureHeader, signature.Sign(secret, ts, []byte(body))}
 }
 
 // Deliver posts a settlement webhook for tenantID signed with secret at

@@ -26,11 +26,11 @@ import (
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/egress"
+	"lastro/collections/signature"
 	"lastro/pix/brcode"
 	"lastro/psp"
 	"lastro/psp/bacen"
 	"lastro/psp/sandbox"
-	"lastro/settlement"
 )
 
 const chave = "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"
@@ -266,7 +266,7 @@ func TestCobVCarriesFineAndInterestAndPaysLate(t *testing.T) {
 		if r.URL.Path != "/v1/webhooks/t-1/pix" {
 			t.Errorf("path %s", r.URL.Path)
 		}
-		err := settlement.Verify(f.webhookSecretKey, r.Header.Get(settlement.TimestampHeader), r.Header.Get(settlement.SignatureHeader),
+		err := signature.Verify(f.webhookSecretKey, r.Header.Get(signature.TimestampHeader), r.Header.Get(signature.SignatureHeader),
 			[]byte(f.bodies[i]), f.clk.Now())
 		if err != nil {
 			t.Errorf("signature: %v", err)

@@ -36,9 +36,9 @@ import (
 
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
+	"lastro/collections/signature"
 	"lastro/pix/brcode"
 	"lastro/psp"
-	"lastro/settlement"
 )
 
 // DefaultClientID is the OAuth2 client id the sandbox accepts when Options
@@ -822,8 +822,8 @@ func (s *Sandbox) deliver(ctx context.Context, d *delivery) (*Paid, error) {
 	}
 	ts := s.o.Clock.Now().Unix()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(settlement.TimestampHeader, fmt.Sprint(ts))
-	req.Header.Set(settlement.SignatureHeader, settlement.Sign(secret, ts, body))
+	req.Header.Set(signature.TimestampHeader, fmt.Sprint(ts))
+	req.Header.Set(signature.SignatureHeader, signature.Sign(secret, ts, body))
 	resp, err := s.o.Client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("posting the webhook: %w", err)

@@ -1,4 +1,11 @@
-package settlement
+// Package signature is the engine's HMAC scheme for webhook bodies, both
+// ways: the settlement webhooks it receives and the webhooks it sends
+// (tenant events, messaging, the sandbox PSP's notices). A body is signed
+// at a unix-seconds timestamp as v1=<hex HMAC-SHA256(secret, timestamp +
+// "." + body)> in X-Lastro-Signature, the timestamp in X-Lastro-Timestamp,
+// and refused when the timestamp is more than Window from now
+// (docs/design.md#webhook-signatures).
+package signature
 
 import (
 	"crypto/hmac"

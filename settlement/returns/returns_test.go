@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"lastro/boleto/cnabtest"
-	"lastro/boleto/returns"
 	"lastro/contract"
 	"lastro/engine/enginetest"
+	"lastro/settlement/returns"
 )
 
 // fixture signs a contract of three instalments for a debtor of a new

@@ -1,4 +1,4 @@
-package settlement
+package signature
 
 import (
 	"strconv"
