@@ -121,3 +121,28 @@ func TestServeRefusesAnOpenDataDirOfAnotherUser(t *testing.T) {
 		t.Errorf("refused directory: mode %v, entries %v; want it untouched", info.Mode().Perm(), entries)
 	}
 }
+
+// TestServeTightensTheDataDirBesideAnEndpoint: with a DynamoDB endpoint
+// the data directory holds no store, but still the data key and the admin
+// token, so it is tightened the same way.
+func TestServeTightensTheDataDirBesideAnEndpoint(t *testing.T) {
+	t.Parallel()
+	store := startChild(t, map[string]string{}, "embedded DynamoDB store listening", "ddb", "serve", "--addr", "127.0.0.1:0", "--in-memory")
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	serveLog(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_SCHEDULER": "off", "LASTRO_DYNAMODB_ENDPOINT": "http://" + store.addr,
+		"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": "us-east-1"})
+	info, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o700 {
+		t.Errorf("data directory mode %v after serve beside an endpoint, want 0700", info.Mode().Perm())
+	}
+	assertPrivate(t, dir, []string{"admin-token", "data.key"})
+}

@@ -78,6 +78,13 @@ func (a *app) open(ctx context.Context) error {
 		a.db = kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(h))
 		a.streams = kit.NewStreams(kit.NewEmbeddedStreamsClient(kit.InProcessEndpoint, kit.InProcess(h)))
 	} else {
+		// Without the embedded store the data directory still holds the
+		// data key and the admin token: it is checked the same way.
+		if dir != "" {
+			if err := usableDir(dir, a.log); err != nil {
+				return err
+			}
+		}
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("AWS configuration: %w", err)
