@@ -79,6 +79,11 @@ func TestDirectory(t *testing.T) {
 	if p, err := d.For(ctx, configured); p != nil || !errors.Is(err, psp.ErrUnavailable) {
 		t.Fatalf("unreachable PSP: %v %v", p, err)
 	}
+	// Its own PSP configured, the tenant is no longer the sandbox's: the
+	// sandbox gets no secret to sign a notice for it (ADR 0054).
+	if secret, err := d.SecretFor(ctx, tenantpsp.SandboxKey("t-dir")); !errors.Is(err, tenantpsp.ErrOwnPSP) || secret != "" {
+		t.Fatalf("secret of a tenant with its own PSP: %q %v, want ErrOwnPSP", secret, err)
+	}
 }
 
 // TestATenantsPSPIsDialledThroughThePolicyAndTheSandboxIsNot: under the
