@@ -39,7 +39,7 @@ var ErrWebhookRejected = errors.New("stream: event webhook rejected the batch")
 // Webhook posts each tenant's events to that tenant's endpoint, a batch
 // per tenant ({"events": [...]}, in order), signed like the engine's
 // other webhooks: X-Lastro-Timestamp and X-Lastro-Signature, v1=hex
-// HMAC-SHA256(secret, ts + "." + body) (settlement.Sign), so a receiver
+// HMAC-SHA256(secret, ts + "." + body) (signature.Sign), so a receiver
 // verifies it with the same code. Transient failures (network, 408, 429,
 // 5xx) are retried with Backoff.
 //

@@ -22,7 +22,7 @@ import (
 
 // receiver is a tenant's events endpoint: it verifies each post with the
 // secret PUT /v1/tenant/events-webhook answered, the way receivers verify
-// the engine's webhooks (settlement.Verify), and keeps the bodies.
+// the engine's webhooks (signature.Verify), and keeps the bodies.
 type receiver struct {
 	t      *testing.T
 	now    func() time.Time
