@@ -1,11 +1,15 @@
 package boleto
 
-import "strings"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Layout is a bank's free field (barcode positions 20-44): how a nosso
 // número (the bank's number of the slip) and the beneficiary's agreement
 // are written in it, and read back. Banks differ; add one by implementing
-// Layout and returning it for its bank in tenant.BoletoSettings.Layout.
+// Layout and registering it in the layouts table below (LayoutFor).
 type Layout interface {
 	// Bank is the FEBRABAN code of the bank the layout belongs to.
 	Bank() string
@@ -80,14 +84,69 @@ func (BBConvenio7) Fields(free string) ([]Field, error) {
 	}, nil
 }
 
-// Fields reads a boleto's free field with the layout its bank is known
-// for (only Banco do Brasil's convênio-7 one so far); ok is false when no
-// known layout reads it.
-func (b Boleto) Fields() (fields []Field, ok bool) {
-	if b.Bank == BankBB {
-		if f, err := (BBConvenio7{}).Fields(b.FreeField); err == nil {
-			return f, true
-		}
+// Agreement is a beneficiary's cobrança agreement with its bank, as a
+// tenant sets it: the bank's FEBRABAN code and what the bank's layout
+// needs of it.
+type Agreement struct {
+	Bank     string
+	Convenio string
+	Carteira string
+}
+
+// bankLayout is one row of the layouts table: a bank's name, how an
+// agreement becomes its Layout, and the Layout that reads any of its
+// free fields.
+type bankLayout struct {
+	name   string
+	build  func(Agreement) (Layout, error)
+	reader Layout
+}
+
+// layouts is the table of the banks whose free field is laid out, by
+// FEBRABAN code. It is only read; a bank is added here, in one place.
+var layouts = map[string]bankLayout{
+	BankBB: {name: "Banco do Brasil (convênio of 7 digits)", reader: BBConvenio7{}, build: func(a Agreement) (Layout, error) {
+		l := BBConvenio7{Convenio: a.Convenio, Carteira: a.Carteira}
+		return l, l.Validate()
+	}},
+}
+
+// ErrUnsupportedBank is LayoutFor's answer for a bank with no layout in
+// the table; it wraps ErrInvalid.
+var ErrUnsupportedBank = fmt.Errorf("%w: no free-field layout for this bank", ErrInvalid)
+
+// LayoutFor is the free-field layout of an agreement: its bank's, built
+// from the convênio and carteira and validated. A bank not in the table
+// is ErrUnsupportedBank; an agreement its layout refuses wraps ErrInvalid.
+func LayoutFor(a Agreement) (Layout, error) {
+	bl, ok := layouts[a.Bank]
+	if !ok {
+		return nil, ErrUnsupportedBank
 	}
-	return nil, false
+	l, err := bl.build(a)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Banks lists the banks LayoutFor knows, "code name", by code.
+func Banks() []string {
+	var out []string
+	for code, bl := range layouts {
+		out = append(out, code+" "+bl.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Fields reads a boleto's free field with its bank's layout; ok is false
+// when no layout in the table reads it.
+func (b Boleto) Fields() (fields []Field, ok bool) {
+	bl, known := layouts[b.Bank]
+	if !known {
+		return nil, false
+	}
+	f, err := bl.reader.Fields(b.FreeField)
+	return f, err == nil
 }

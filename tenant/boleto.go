@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -15,8 +16,8 @@ import (
 )
 
 // BoletoSettings are the tenant's agreement with the bank that issues its
-// boletos: the bank's FEBRABAN code, the convênio and the carteira. Only
-// Banco do Brasil's 7-digit convênio is laid out so far (boleto.BBConvenio7).
+// boletos: the bank's FEBRABAN code, the convênio and the carteira, read
+// by the bank's layout (boleto.LayoutFor).
 type BoletoSettings struct {
 	Bank     string `json:"bank" dynamodbav:"bank"`         // "001"
 	Convenio string `json:"convenio" dynamodbav:"convenio"` // 7 digits, the first not zero
@@ -47,14 +48,17 @@ func (t *Tenant) Boleto() BoletoSettings {
 	return *t.boleto
 }
 
-// Layout is the free-field layout of the settings.
+// Layout is the free-field layout of the settings, from the boleto
+// package's table of banks (boleto.LayoutFor).
 func (b BoletoSettings) Layout() (boleto.Layout, error) {
-	if b.Bank != boleto.BankBB {
-		return nil, errs.E(errs.Invalid, "unsupported_bank", "bank must be 001 (Banco do Brasil): no other bank's free field is laid out yet")
-	}
-	l := boleto.BBConvenio7{Convenio: b.Convenio, Carteira: b.Carteira}
-	if err := l.Validate(); err != nil {
-		return nil, errs.E(errs.Invalid, "invalid_boleto_settings", "convenio must be 7 digits, the first not zero, and carteira 2 digits")
+	l, err := boleto.LayoutFor(boleto.Agreement{Bank: b.Bank, Convenio: b.Convenio, Carteira: b.Carteira})
+	switch {
+	case errors.Is(err, boleto.ErrUnsupportedBank):
+		return nil, errs.E(errs.Invalid, "unsupported_bank", "bank must be one whose free field is laid out: %s", strings.Join(boleto.Banks(), "; "))
+	case err != nil:
+		// The layout's own message says what it needs; it never echoes
+		// the input.
+		return nil, errs.E(errs.Invalid, "invalid_boleto_settings", "%s", strings.TrimPrefix(err.Error(), boleto.ErrInvalid.Error()+": "))
 	}
 	return l, nil
 }
