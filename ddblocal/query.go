@@ -26,6 +26,36 @@ type pageOutput struct {
 	ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
 }
 
+// budgetedPage is a Query or Scan page holding its share of the response
+// budget until it is written (its JSON is the page's).
+type budgetedPage struct {
+	*pageOutput
+	grant *grant
+}
+
+func (b budgetedPage) release() { b.grant.release() }
+
+// budgeted makes a Query or Scan page hold its items' bytes of the
+// store's response budget until it is written (ADR 0059); past the
+// budget the request is throttled, as DynamoDB throttles a read it
+// cannot serve, and the SDKs retry it.
+func (s *Store) budgeted(out *pageOutput, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, it := range out.Items {
+		n += av.ItemSize(it)
+	}
+	g := &grant{b: &s.respBudget}
+	if !g.take(int64(n)) {
+		return nil, &apiError{Type: "ProvisionedThroughputExceededException", Status: 400,
+			Message: "The level of configured provisioned throughput for the table was exceeded. " +
+				"Consider increasing your provisioning level with the UpdateTable API"}
+	}
+	return budgetedPage{out, g}, nil
+}
+
 // MarshalJSON keeps an empty page's "Items": [] (omitempty would drop it);
 // only a Select COUNT page, whose Items is nil, answers without the member.
 // The items are appended as they are: encoding/json would validate and
@@ -451,7 +481,7 @@ func (s *Store) query(ctx context.Context, body []byte) (any, error) {
 	if esk != nil && (!av.Equal(esk[schema.Hash], kc.HashValue) || (schema.Range != "" && !kc.Match(esk[schema.Range]))) {
 		return nil, validation("The provided starting key is outside query boundaries based on provided conditions")
 	}
-	return s.run(p, in.ReturnConsumedCapacity)
+	return s.budgeted(s.run(p, in.ReturnConsumedCapacity))
 }
 
 // startKeyFromWire validates the attribute values of an ExclusiveStartKey.
@@ -614,5 +644,5 @@ func (s *Store) scan(ctx context.Context, body []byte) (any, error) {
 	if err := p.startAfter(esk); err != nil {
 		return nil, err
 	}
-	return s.run(p, in.ReturnConsumedCapacity)
+	return s.budgeted(s.run(p, in.ReturnConsumedCapacity))
 }

@@ -7,8 +7,8 @@ import (
 	"lastro/ddblocal/internal/av"
 )
 
-// DefaultResponseBudget is the item bytes that BatchGetItem responses may
-// hold at once across the store unless Options.ResponseBudgetBytes says
+// DefaultResponseBudget is the item bytes that BatchGetItem answers and
+// Query and Scan pages may hold at once across the store unless Options.ResponseBudgetBytes says
 // otherwise (issue 25, finding 4; docs/performance.md).
 const DefaultResponseBudget = 128 << 20
 

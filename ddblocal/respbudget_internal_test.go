@@ -30,8 +30,8 @@ func postOp(t *testing.T, s *Store, op, body string) (int, map[string]any) {
 // budget of response bytes while they are built and written. Past it a
 // batch returns what fits and the rest as UnprocessedKeys, or, when
 // nothing fits, is throttled with ProvisionedThroughputExceededException
-// (which the SDKs retry); every byte is given back once the answer is
-// written (issue 25, finding 4). Before, every concurrent batch held its
+// (which the SDKs retry), as are Query and Scan pages; every byte is
+// given back once the answer is written (issue 25, finding 4). Before, every concurrent batch held its
 // 16 MB answer, several times over, with no bound.
 func TestBatchGetResponseBudget(t *testing.T) {
 	t.Parallel()
@@ -91,7 +91,21 @@ func TestBatchGetResponseBudget(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Type != "ProvisionedThroughputExceededException" {
 		t.Errorf("BatchGetItem with no budget left: %v", err)
 	}
+	// Query and Scan pages take their share too.
+	for _, op := range []string{"Scan", "Query"} {
+		req := `{"TableName":"big"}`
+		if op == "Query" {
+			req = `{"TableName":"big","KeyConditionExpression":"PK = :k","ExpressionAttributeValues":{":k":{"S":"k001"}}}`
+		}
+		code, out = postOp(t, s, op, req)
+		if code != 400 || !strings.HasSuffix(fmt.Sprint(out["__type"]), "#ProvisionedThroughputExceededException") {
+			t.Errorf("%s with no budget left: %d %v, want 400 ProvisionedThroughputExceededException", op, code, out)
+		}
+	}
 	held.release()
+	if code, out = postOp(t, s, "Scan", `{"TableName":"big"}`); code != 200 || out["Count"].(float64) < 2 {
+		t.Errorf("Scan once the budget is free: %d %v", code, out["Count"])
+	}
 	code, out = postOp(t, s, "BatchGetItem", batch(10))
 	if got, left := counts(out); code != 200 || got != 10 || left != 0 {
 		t.Errorf("BatchGetItem once the budget is free: %d, %d items and %d unprocessed; want 10 and 0", code, got, left)

@@ -51,11 +51,12 @@ type Options struct {
 	// (ADR 0059). 0 means 64 MB; negative turns the guard off.
 	MinFreeBytes int64
 	// ResponseBudgetBytes bounds the item bytes that BatchGetItem
-	// responses hold at once, store-wide, until they are written: past it
-	// a batch returns the rest of its keys as UnprocessedKeys, or is
-	// throttled (ProvisionedThroughputExceededException) when it could
-	// read nothing. 0 means DefaultResponseBudget; at least 16 MB (one
-	// full response) is used.
+	// answers and Query and Scan pages hold at once, store-wide, until
+	// they are written: past it a batch returns the rest of its keys as
+	// UnprocessedKeys, or is throttled
+	// (ProvisionedThroughputExceededException) when it could read
+	// nothing, and a page is throttled. 0 means DefaultResponseBudget; at
+	// least 16 MB (one full response) is used.
 	ResponseBudgetBytes int64
 	// ValidationLayer is the DynamoDB validation layer whose wording
 	// PutItem, UpdateItem and DeleteItem errors follow (ADR 0060); the
@@ -100,7 +101,7 @@ type Store struct {
 	// DELETING table's name, or the delete would erase the new entry.
 	deleting map[string]bool
 	nextID   uint32
-	// respBudget bounds the item bytes of BatchGetItem answers in flight.
+	// respBudget bounds the item bytes of answers in flight.
 	respBudget respBudget
 }
 
