@@ -204,7 +204,23 @@ func TestEmptyAttributeNamesRefused(t *testing.T) {
 	_, err = s.c.BatchWriteItem(bg, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{
 		tbl: {{PutRequest: &types.PutRequest{Item: avmap{"pk": vS("k"), "sk": vS("s"), "": vS("x")}}}}}})
 	validationErr(t, err, "Empty attribute name")
+	// The legacy members and PartiQL literals name attributes too.
+	_, err = s.c.UpdateItem(bg, &dynamodb.UpdateItemInput{TableName: &tbl, Key: key,
+		AttributeUpdates: map[string]types.AttributeValueUpdate{"": {Value: vS("x")}}})
+	validationErr(t, err, one("Empty attribute name"))
+	_, err = s.c.PutItem(bg, &dynamodb.PutItemInput{TableName: &tbl, Item: key,
+		Expected: map[string]types.ExpectedAttributeValue{"": {Exists: aws.Bool(false)}}})
+	validationErr(t, err, one("Empty attribute name"))
+	_, err = s.c.GetItem(bg, &dynamodb.GetItemInput{TableName: &tbl, Key: key, AttributesToGet: []string{""}})
+	validationErr(t, err, "Empty attribute name")
+	for _, stmt := range []string{`INSERT INTO "%s" VALUE {'pk': 'k2', 'sk': 's', '': 1}`, `INSERT INTO "%s" VALUE {'pk': 'k2', 'sk': 's', 'm': {'': 1}}`} {
+		_, err = s.c.ExecuteStatement(bg, &dynamodb.ExecuteStatementInput{Statement: aws.String(fmt.Sprintf(stmt, tbl))})
+		validationErr(t, err, "Empty attribute name")
+	}
 	if it := s.get(tbl, key); len(it) != 2 {
 		t.Fatalf("refused writes stored %s", itemString(it))
+	}
+	if it := s.get(tbl, avmap{"pk": vS("k2"), "sk": vS("s")}); it != nil {
+		t.Fatalf("refused PartiQL inserts stored %s", itemString(it))
 	}
 }

@@ -26,6 +26,9 @@ func legacyProjection(names []string) (*expr.Projection, error) {
 	m := map[string]string{}
 	parts := make([]string, len(names))
 	for i, n := range names {
+		if n == "" {
+			return nil, validation(av.MsgEmptyName)
+		}
 		if seen[n] {
 			return nil, validation("One or more parameter values were invalid: Duplicate value in attribute name: %s", n)
 		}
@@ -266,6 +269,9 @@ func legacyExpected(expected map[string]*expectedAttr, condOp *string) (*expr.Co
 	var parts []string
 	size := 0
 	for _, attr := range sortedKeys(expected) {
+		if attr == "" {
+			return nil, validation(av.MsgEmptyName)
+		}
 		e := expected[attr]
 		if e == nil {
 			e = &expectedAttr{}
@@ -472,6 +478,9 @@ func legacyUpdates(u map[string]*attributeUpdate) (*expr.Update, error) {
 	var set, remove, add, del []string
 	size := 0
 	for _, attr := range sortedKeys(u) {
+		if attr == "" {
+			return nil, validation(av.MsgEmptyName)
+		}
 		au := u[attr]
 		if au == nil {
 			au = &attributeUpdate{}

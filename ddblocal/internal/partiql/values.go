@@ -118,6 +118,10 @@ func tuple(e *Tuple, params []*av.Value, at, prefix string) (*av.Value, error) {
 		if kv.T != av.S {
 			return nil, errorf("Tuple keys must be of type String. Actual type: %s under %s", typeWord(kv), at)
 		}
+		if kv.Str == "" {
+			// Stored, the attribute could never be named by a path.
+			return nil, &Error{Msg: av.MsgEmptyName}
+		}
 		if _, dup := m[kv.Str]; dup {
 			return nil, errorf("Duplicate keys in tuple. Key: %s under %s", kv.Str, at)
 		}
