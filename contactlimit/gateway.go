@@ -220,31 +220,11 @@ func (c *Claim) validate(now time.Time) error {
 	return nil
 }
 
-var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not found")
 
-// profile is what the gateway reads of the PROFILE item: never the sealed
-// personal data.
-type profile struct {
-	UF     string   `dynamodbav:"uf"`
-	OptOut []string `dynamodbav:"optOut,stringset"`
-	item   kit.Item // as read, for the delivery's address
-}
-
-func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*profile, error) {
-	ctx, _ = kit.Operation(ctx, "contact.profile")
-	it, err := g.db(t).Get(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, true)
-	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
-	}
-	if it == nil {
-		return nil, errDebtorNotFound
-	}
-	var p profile
-	if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-		return nil, fmt.Errorf("decode profile: %w", err)
-	}
-	p.item = it
-	return &p, nil
+// profile reads what the gateway needs of dk's PROFILE (its state, its
+// opt-outs), through the debtor package, which owns the item.
+func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*debtor.ContactProfile, error) {
+	return debtor.ReadContactProfile(ctx, g.db(t), t.ID, dk)
 }
 
 // Claim decides whether one contact may happen now and leaves its
@@ -298,7 +278,7 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		}
 		if ok {
 			// Only an allowed attempt is delivered: only it keeps the item.
-			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.item}
+			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.Item()}
 		} else {
 			a.Reason = ReasonLimit
 		}
@@ -408,23 +388,7 @@ func (g *Gateway) SetOptOut(ctx context.Context, t *tenant.Tenant, dk string, ch
 	if !ValidChannel(ch) {
 		return errs.E(errs.Invalid, "invalid_channel", "channel must be one of SMS, WHATSAPP, EMAIL, CALL, LETTER")
 	}
-	ctx, _ = kit.Operation(ctx, "contact.optout")
-	set := expression.Value(&types.AttributeValueMemberSS{Value: []string{string(ch)}})
-	var upd expression.UpdateBuilder
-	if out {
-		upd = expression.Add(expression.Name(debtor.ProfileOptOutAttr), set)
-	} else {
-		upd = expression.Delete(expression.Name(debtor.ProfileOptOutAttr), set)
-	}
-	cond := expression.AttributeExists(expression.Name("PK"))
-	_, err := g.db(t).Update(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, upd, &cond, types.ReturnValueNone)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return errDebtorNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("set opt-out: %w", err)
-	}
-	return nil
+	return debtor.SetOptOut(ctx, g.db(t), t.ID, dk, string(ch), out)
 }
 
 // DayView is the compliance answer to "what contacts did this debtor get

@@ -40,7 +40,7 @@ type profileItem struct {
 	// non-identifying, so in clear like the masked document.
 	UF string `dynamodbav:"uf,omitempty"`
 	// OptOut lists the channels the debtor refused (SMS, WHATSAPP, ...),
-	// a string set the contact gateway maintains (ProfileOptOutAttr).
+	// a string set changed only by SetOptOut (profileOptOutAttr).
 	OptOut     []string `dynamodbav:"optOut,stringset,omitempty"`
 	KeyVersion int      `dynamodbav:"keyVersion"`
 	GSI3PK     string   `dynamodbav:"GSI3PK"`
@@ -48,12 +48,9 @@ type profileItem struct {
 	CreatedAt  string   `dynamodbav:"createdAt"`
 }
 
-// The PROFILE attributes the contact gateway reads and writes without
-// opening the sealed personal data.
-const (
-	ProfileUFAttr     = "uf"
-	ProfileOptOutAttr = "optOut"
-)
+// profileOptOutAttr is the PROFILE's set of refused channels, changed in
+// place by SetOptOut.
+const profileOptOutAttr = "optOut"
 
 // personal is the plaintext sealed into profileItem.PII.
 type personal struct {
