@@ -220,7 +220,6 @@ func (c *Claim) validate(now time.Time) error {
 	return nil
 }
 
-
 // profile reads what the gateway needs of dk's PROFILE (its state, its
 // opt-outs), through the debtor package, which owns the item.
 func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*debtor.ContactProfile, error) {
