@@ -152,6 +152,36 @@ func (w *Webhook) defaults() (*http.Client, clock.Clock, *slog.Logger, int, time
 	return c, clk, log, n, d
 }
 
+// Router is the Sender registry: a message goes to the sender of its
+// channel when one is registered, else to the tenant's own messaging
+// provider when it configured one (PUT /v1/tenant/messaging, through
+// Provider), else to Fallback (the engine's local outbox).
+type Router struct {
+	ByChannel map[Channel]Sender
+	Provider  Sender
+	Fallback  Sender
+}
+
+// Send implements Sender.
+func (r *Router) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
+	s := r.For(t, m.Channel)
+	if s == nil {
+		return &SendError{Detail: "no_provider", Err: ErrNoProvider}
+	}
+	return s.Send(ctx, t, m)
+}
+
+// For is the sender a message of channel ch for t goes to.
+func (r *Router) For(t *tenant.Tenant, ch Channel) Sender {
+	if s := r.ByChannel[ch]; s != nil {
+		return s
+	}
+	if r.Provider != nil && t.MessagingURL != "" {
+		return r.Provider
+	}
+	return r.Fallback
+}
+
 // ErrNoProvider: the tenant has no messaging provider configured.
 var ErrNoProvider = errors.New("contactlimit: tenant has no messaging provider")
 

@@ -128,7 +128,40 @@ func (s *Service) Routes(srv *web.Server) {
 			"webhooks (X-Lastro-Timestamp, X-Lastro-Signature v1=HMAC-SHA256) with a fresh secret shown once; a new call rotates it",
 		Roles: sup, Request: EventsWebhookInput{URL: "https://bank.example/lastro-events"},
 		Response: EventsWebhookConfigured{URL: "https://bank.example/lastro-events", Secret: "evtsec_..."}, Errors: []int{http.StatusConflict}}, s.putEventsWebhook)
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/messaging",
+		Summary: "Deliver the tenant's contact messages (SMS, WhatsApp, e-mail...) to its messaging provider's webhook url instead of the " +
+			"engine's local outbox: https to a public address (docs/adr/0055), each message signed like the settlement webhooks " +
+			"(X-Lastro-Timestamp, X-Lastro-Signature v1=HMAC-SHA256) with a fresh secret shown once; a new call rotates it",
+		Roles: sup, Request: MessagingInput{URL: "https://sms.provider.example/lastro"},
+		Response: MessagingConfigured{URL: "https://sms.provider.example/lastro", Secret: "msgsec_..."}, Errors: []int{http.StatusConflict}}, s.putMessaging)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/messaging",
+		Summary: "Where the tenant's contact messages go: its provider's url, or none (the engine's local outbox); never the secret",
+		Roles:   sup, Response: MessagingView{URL: "https://sms.provider.example/lastro", Configured: true}}, s.getMessaging)
 	s.pspRoutes(srv, sup)
+}
+
+func (s *Service) putMessaging(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in MessagingInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.SetMessaging(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) getMessaging(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, MessagingView{URL: t.MessagingURL, Configured: t.MessagingURL != ""})
 }
 
 func (s *Service) putEventsWebhook(c echo.Context) error {

@@ -31,6 +31,12 @@ type MessagingConfigured struct {
 	Secret string `json:"secret"`
 }
 
+// MessagingView is the answer of GET /v1/tenant/messaging.
+type MessagingView struct {
+	URL        string `json:"url,omitempty"`
+	Configured bool   `json:"configured"`
+}
+
 // validURL reports whether raw is an absolute URL the engine can post
 // to: a host, no fragment, a port a connection can use. What it may point
 // at is the egress policy's (checkURL).

@@ -118,7 +118,11 @@ func (a *app) open(ctx context.Context) error {
 			return err
 		}
 	}
-	sender := contactlimit.NewOutbox(filepath.Join(files, "outbox.jsonl"))
+	// A tenant that configured its messaging provider (PUT
+	// /v1/tenant/messaging) gets its messages there, signed, dialled
+	// through the egress policy; the others go to the local outbox.
+	sender := &contactlimit.Router{Provider: &contactlimit.Webhook{Egress: cfg.Egress, Logger: log},
+		Fallback: contactlimit.NewOutbox(filepath.Join(files, "outbox.jsonl"))}
 	bureau := agenda.NewFileBureau(filepath.Join(files, "bureau.jsonl"))
 	log.Info("contact outbox and bureau files", "dir", files)
 	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
