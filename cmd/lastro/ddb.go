@@ -62,7 +62,11 @@ func ddbServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 // storeLimits are l for the store's listener: past a cap the answer is
 // DynamoDB's throttling error, which the SDKs retry, not the API's shape.
+// Its clients are engines and tools, each one SDK process keeping many
+// connections from one address, so the per-address cap (which guards the
+// public API, ADR 0056) is the whole connection cap there.
 func storeLimits(l httpserve.Limits) httpserve.Limits {
 	l.Overload.ContentType, l.Overload.Body = ddblocal.Overloaded()
+	l.MaxConnsPerAddr = l.MaxConns
 	return l
 }
