@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -34,17 +33,7 @@ func TestServeRefusesInternalWebhooksUnlessAllowed(t *testing.T) {
 			s := startServe(t, env)
 			call := func(method, path, token, body string) (int, map[string]any) {
 				t.Helper()
-				req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				var out map[string]any
-				_ = json.NewDecoder(resp.Body).Decode(&out)
-				return resp.StatusCode, out
+				return doJSON(t, method, "http://"+s.addr+path, token, body)
 			}
 			status, created := call(http.MethodPost, "/v1/tenants", testAdminToken, `{"tenantId":"t-egress","name":"Crediário t-egress"}`)
 			if status != http.StatusCreated {

@@ -160,18 +160,9 @@ func TestStreamReplaySendsDeadLettersOn(t *testing.T) {
 	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_EGRESS_ALLOW": "loopback"})
 	call := func(method, path, token, body string, want int) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %v, want %d", method, path, resp.StatusCode, out, want)
+		status, out := doJSON(t, method, "http://"+s.addr+path, token, body)
+		if status != want {
+			t.Fatalf("%s %s: %d %v, want %d", method, path, status, out, want)
 		}
 		return out
 	}

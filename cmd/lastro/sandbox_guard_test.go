@@ -17,8 +17,8 @@ import (
 	"lastro/psp/sandbox"
 )
 
-// do sends one request to the API at base and returns the status and
-// the raw answer.
+// do sends one request (a JSON body, a bearer token when not empty) and
+// returns the status and the raw answer.
 func do(t *testing.T, method, u, token, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, u, strings.NewReader(body))
@@ -36,6 +36,16 @@ func do(t *testing.T, method, u, token, body string) (int, string) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(raw)
+}
+
+// doJSON is do with the answer decoded as a JSON object (nil when it is
+// not one).
+func doJSON(t *testing.T, method, u, token, body string) (int, map[string]any) {
+	t.Helper()
+	status, raw := do(t, method, u, token, body)
+	var out map[string]any
+	_ = json.Unmarshal([]byte(raw), &out)
+	return status, out
 }
 
 // TestSandboxMovesNoMoneyForStrangers is finding 1, 2 and 3 of the
