@@ -106,6 +106,10 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: []web.Role{web.Admin}, Request: CreateInput{}, Response: Created{}, Status: http.StatusCreated}, s.create)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant", Summary: "The caller's tenant",
 		Roles: allRoles, Response: Info{}}, s.info)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/tenants/:tenantId/keys",
+		Summary: "Issue an API key of a role for an existing tenant (admin token): the way back in for a tenant that lost its " +
+			"supervisor keys. The key is shown once; 404 for an unknown tenant",
+		Roles: []web.Role{web.Admin}, Request: NewKeyInput{Role: "supervisor"}, Response: NewKey{}, Status: http.StatusCreated}, s.adminCreateKey)
 	// Managing credentials is the supervisor's: operators and compliance
 	// use keys, they do not mint or revoke them (docs/adr/0022).
 	sup := []web.Role{web.Supervisor}
@@ -198,6 +202,28 @@ func (s *Service) listKeys(c echo.Context) error {
 
 func (s *Service) createKey(c echo.Context) error {
 	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	var in NewKeyInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.CreateKey(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+// adminCreateKey issues a key for the tenant the path names (the access
+// log keeps the route, never the key).
+func (s *Service) adminCreateKey(c echo.Context) error {
+	id := c.Param("tenantId")
+	if !ValidID(id) {
+		return errs.E(errs.Invalid, "invalid_tenant_id", "tenantId must be 2-32 of a-z 0-9 -, starting with a letter or digit")
+	}
+	t, err := s.Get(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
