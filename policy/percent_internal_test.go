@@ -86,7 +86,9 @@ func TestHugePercentIsRefusedWithoutParsing(t *testing.T) {
 	}
 	small := testing.AllocsPerRun(20, refuse("abc"))
 	big := testing.AllocsPerRun(20, refuse(huge))
-	if big > small || big > 10 {
+	// The counters are the process's: a runtime goroutine may allocate
+	// during a run, so one or two more than "abc" is noise, not parsing.
+	if big > small+2 || big > 10 {
 		t.Errorf("refusing a million digits: %v allocations, refusing \"abc\": %v; want the same small number", big, small)
 	}
 }

@@ -52,6 +52,7 @@ func (s *Service) CheckFingerprint(ctx context.Context, tenantID, fingerprint st
 	}
 	s.mu.Unlock()
 	ctx, _ = kit.Operation(ctx, "tenant.session")
+	since := s.keyEpoch()
 	it, err := s.kit.Tenant(tenantID, nil).Get(ctx, kit.Key{PK: keys.Tenant(tenantID), SK: keys.APIKey(fingerprint)}, true)
 	if err != nil {
 		return "", fmt.Errorf("check session key: %w", err)
@@ -69,7 +70,7 @@ func (s *Service) CheckFingerprint(ctx context.Context, tenantID, fingerprint st
 		return "", errUnauthenticated
 	}
 	s.mu.Lock()
-	s.keys[fingerprint] = cachedKey{o: keyOwner{tenantID: rec.TenantID, role: rec.Role}, at: now}
+	s.cacheKey(fingerprint, keyOwner{tenantID: rec.TenantID, role: rec.Role}, now, since)
 	s.mu.Unlock()
 	return rec.Role, nil
 }

@@ -154,6 +154,10 @@ type Service struct {
 	keys       map[string]cachedKey
 	missTenant map[string]time.Time // tenant id → when it was not found
 	missKey    map[string]time.Time // key hash → when it was unknown or revoked
+	// forgets counts forgetKey calls: a lookup caches what it read only
+	// when no key was forgotten while it read, so a revocation on this
+	// instance is never undone by a lookup that read the item before it.
+	forgets uint64
 }
 
 type cached struct {
@@ -534,6 +538,7 @@ func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, e
 		return keyOwner{}, errUnauthenticated
 	}
 	ctx, _ = kit.Operation(ctx, "tenant.authenticate")
+	since := s.keyEpoch()
 	it, err := s.kit.Tenant(id, nil).Get(ctx, kit.Key{PK: keys.Tenant(id), SK: keys.APIKey(h)}, true)
 	if err != nil {
 		return keyOwner{}, fmt.Errorf("authenticate: %w", err)
@@ -554,7 +559,7 @@ func (s *Service) keyOwner(ctx context.Context, key, client string) (keyOwner, e
 	}
 	o := keyOwner{tenantID: rec.TenantID, role: rec.Role}
 	s.mu.Lock()
-	s.keys[h] = cachedKey{o: o, at: now}
+	s.cacheKey(h, o, now, since)
 	delete(s.missKey, h)
 	s.mu.Unlock()
 	return o, nil
@@ -566,5 +571,22 @@ func (s *Service) forgetKey(hash string) {
 	s.mu.Lock()
 	delete(s.keys, hash)
 	delete(s.missKey, hash)
+	s.forgets++
 	s.mu.Unlock()
+}
+
+// keyEpoch is the forget count a lookup starts from (cacheKey's since).
+func (s *Service) keyEpoch() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forgets
+}
+
+// cacheKey remembers a key found valid by a lookup that started at epoch
+// since, unless a key was forgotten meanwhile (the item it read may be
+// the one just revoked); s.mu is held.
+func (s *Service) cacheKey(h string, o keyOwner, now time.Time, since uint64) {
+	if s.forgets == since {
+		s.keys[h] = cachedKey{o: o, at: now}
+	}
 }

@@ -53,7 +53,7 @@ func childCmd(ctx context.Context, t *testing.T, env map[string]string, args ...
 // runChild runs lastro to completion and returns its exit code and output.
 func runChild(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := childCmd(ctx, t, env, args...)
 	var out, errOut bytes.Buffer
@@ -134,7 +134,7 @@ func startChild(t *testing.T, env map[string]string, listening string, args ...s
 			t.Fatalf("lastro %v exited before listening", args)
 		}
 		s.addr = addr
-	case <-time.After(2 * time.Minute):
+	case <-time.After(5 * time.Minute):
 		t.Fatalf("lastro %v did not start listening", args)
 	}
 	return s

@@ -95,7 +95,7 @@ func TestWorkerInterruptedResumesFromItsCheckpoint(t *testing.T) {
 	t.Parallel()
 	// One shard, a few hundred due entries: several pages.
 	env := seeded(t, "600", "1")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := childCmd(ctx, t, env, "worker", "--tenant", "t-demo")
 	var stdout bytes.Buffer
@@ -192,7 +192,7 @@ func TestServeSchedulesTheAgenda(t *testing.T) {
 		for k, v := range extra {
 			e[k] = v
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := childCmd(ctx, t, e, "serve")
 		pipe, err := cmd.StderrPipe()
