@@ -2,8 +2,8 @@
 // govulncheck reads with -db file://DIR (index/db.json, index/modules.json,
 // index/vulns.json, ID/<id>.json), from the OSV entries the
 // golang.org/x/vulndb module ships in data/osv. CI has no network but the
-// module proxy, so it cannot reach vuln.go.dev; the module is the same
-// data, fetched like any module and pinned by version.
+// module proxy, so it cannot reach the database's own server; the module
+// is the same data, fetched like any module and pinned by version.
 //
 // Usage:
 //
