@@ -144,16 +144,20 @@ func (s *Service) Routes(srv *web.Server) {
 	s.pspRoutes(srv, sup)
 }
 
-func (s *Service) putMessaging(c echo.Context) error {
+func (s *Service) putMessaging(c echo.Context) error { return setSetting(s, c, s.SetMessaging) }
+
+// setSetting is a tenant setting's PUT: the caller's tenant, the body
+// bound strictly into an In, set applied, its answer 200.
+func setSetting[In, Out any](s *Service, c echo.Context, set func(context.Context, *Tenant, In) (Out, error)) error {
 	t, err := s.From(c)
 	if err != nil {
 		return err
 	}
-	var in MessagingInput
+	var in In
 	if err := web.Bind(c, &in); err != nil {
 		return err
 	}
-	out, err := s.SetMessaging(c.Request().Context(), t, in)
+	out, err := set(c.Request().Context(), t, in)
 	if err != nil {
 		return err
 	}
@@ -168,21 +172,7 @@ func (s *Service) getMessaging(c echo.Context) error {
 	return c.JSON(http.StatusOK, MessagingView{URL: t.MessagingURL, Configured: t.MessagingURL != ""})
 }
 
-func (s *Service) putEventsWebhook(c echo.Context) error {
-	t, err := s.From(c)
-	if err != nil {
-		return err
-	}
-	var in EventsWebhookInput
-	if err := web.Bind(c, &in); err != nil {
-		return err
-	}
-	out, err := s.SetEventsWebhook(c.Request().Context(), t, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, out)
-}
+func (s *Service) putEventsWebhook(c echo.Context) error { return setSetting(s, c, s.SetEventsWebhook) }
 
 func (s *Service) listKeys(c echo.Context) error {
 	t, err := s.From(c)
