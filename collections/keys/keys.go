@@ -72,6 +72,7 @@ var Registry = []Prefix{
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
 	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
+	{"RETENTION", SK, 0, "the tenant's personal-data retention policy (ADR 0077)", nil},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -250,6 +251,9 @@ const (
 	ChargeSK     = "CHG"
 	SettlementSK = "STL"
 	IdemSK       = "IDEM"
+	// RetentionSK is the tenant's personal-data retention policy, in the
+	// tenant partition (ADR 0077).
+	RetentionSK = "RETENTION"
 )
 
 // PolicyVersion formats a policy version as v0001.
