@@ -245,7 +245,29 @@ func (s *Service) DataReport(ctx context.Context, t *tenant.Tenant, dk, reason s
 	if err := s.db(t).Put(ctx, ev, &notExists); err != nil {
 		return nil, fmt.Errorf("record data report: %w", err)
 	}
-	r := &DataReport{DebtorKey: dk, TenantID: t.ID, GeneratedAt: keys.Timestamp(now), Basis: "LGPD art. 18 II", EventID: id, Retention: ret,
+	return s.report(ctx, t, dk, "LGPD art. 18 II", id, ret)
+}
+
+// HandOver is the data report of a debtor for the hand-over of a tenant
+// being offboarded (docs/adr/0076): the same content, without an audit
+// event of its own, since the partition is about to be deleted and the
+// offboarding job records the hand-over.
+func (s *Service) HandOver(ctx context.Context, t *tenant.Tenant, dk string) (*DataReport, error) {
+	if err := ValidKey(dk); err != nil {
+		return nil, err
+	}
+	ctx = kit.Within(ctx, "debtor.handOver")
+	ret, err := s.Retention(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return s.report(ctx, t, dk, "tenant hand-over", "", ret)
+}
+
+// report reads the debtor's partition into a data report.
+func (s *Service) report(ctx context.Context, t *tenant.Tenant, dk, basis, eventID string, ret Retention) (*DataReport, error) {
+	now := s.clock.Now()
+	r := &DataReport{DebtorKey: dk, TenantID: t.ID, GeneratedAt: keys.Timestamp(now), Basis: basis, EventID: eventID, Retention: ret,
 		Contracts: []*ReportContract{}, Contacts: []map[string]any{}, ContactCounters: []map[string]any{},
 		BureauRecords: []contract.EventView{}, Events: []contract.EventView{}, Other: []map[string]any{}}
 	byID := map[string]*ReportContract{}
@@ -266,7 +288,7 @@ func (s *Service) DataReport(ctx context.Context, t *tenant.Tenant, dk, reason s
 		}
 		return e, err
 	}
-	err = s.eachItem(ctx, t, dk, func(it kit.Item) error {
+	err := s.eachItem(ctx, t, dk, func(it kit.Item) error {
 		r.Items++
 		parsed, perr := keys.Parse(keys.SK, skOf(it))
 		if perr != nil || len(parsed.Parts) == 0 {
@@ -324,6 +346,9 @@ func (s *Service) DataReport(ctx context.Context, t *tenant.Tenant, dk, reason s
 	})
 	if err != nil {
 		return nil, err
+	}
+	if r.Profile == nil {
+		return nil, errDebtorNotFound
 	}
 	return r, nil
 }

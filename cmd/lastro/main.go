@@ -67,6 +67,11 @@ commands:
                ExportTableToPointInTime and wait for it (same request on AWS and locally)
   report aging|rollrate --export DIR [--previous DIR] [--out DIR]
                aging by bucket or the roll-rate matrix from exports only: a table, CSV and SVG
+  tenant offboard T --out DIR [--wcu N]
+               hand the tenant's data over to DIR, delete every item of it (rate-limited,
+               resumable), its secrets last, and prove with counts that nothing of it remains
+  lgpd erase-due --tenant T
+               erase the personal data of every debtor past the tenant's retention (LGPD art. 16)
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -104,6 +109,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return exportCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "tenant":
+		return tenantCmd(ctx, args[1:], stdout, stderr)
+	case "lgpd":
+		return lgpdCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
