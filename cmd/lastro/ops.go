@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
+	"lastro/collections/iam"
 	"lastro/collections/table"
 	"lastro/debtor"
 	"lastro/ops"
@@ -135,4 +137,75 @@ func lgpdCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("interrupted: run the same command again to resume (erased debtors are skipped)")
 	}
 	return err
+}
+
+// iamCmd: lastro iam policy --role api|worker|stream|lambda.
+func iamCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "policy" {
+		fmt.Fprint(stderr, "usage: lastro iam policy --role api|worker|stream|lambda [--region R] [--account A]\n")
+		if len(args) > 0 && isHelp(args[0]) {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("unknown iam command (policy)")
+	}
+	fs := newFlagSet("iam policy", "--role api|worker|stream|lambda [flags]", stderr)
+	role := fs.String("role", "", "api (tenant-scoped by the tenantId session tag), worker, stream or lambda")
+	region := fs.String("region", "*", "the table's AWS region")
+	account := fs.String("account", "*", "the table's AWS account")
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
+	if err != nil {
+		return err
+	}
+	doc, err := iam.Policy(*role, iam.ARNs(*region, *account, cfg.Table))
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, doc)
+}
+
+// cloudFormationRoles adds one AWS::IAM::Role per role to a template of
+// table.CloudFormation, their policies on the template's own tables.
+func cloudFormationRoles(tmpl []byte) ([]byte, error) {
+	var t map[string]any
+	if err := json.Unmarshal(tmpl, &t); err != nil {
+		return nil, err
+	}
+	res, ok := t["Resources"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("template without resources")
+	}
+	r := iam.Resources{
+		Table:   map[string]any{"Fn::GetAtt": []string{"LastroTable", "Arn"}},
+		Indexes: map[string]any{"Fn::Sub": "${LastroTable.Arn}/index/*"},
+		Stream:  map[string]any{"Fn::GetAtt": []string{"LastroTable", "StreamArn"}},
+		Archive: map[string]any{"Fn::GetAtt": []string{"LastroArchiveTable", "Arn"}},
+	}
+	principal := map[string]map[string]any{
+		// The API assumes its tenant-scoped role per tenant with the
+		// tenantId session tag (sts:TagSession), from the account's roles.
+		"api":    {"AWS": map[string]any{"Fn::Sub": "arn:aws:iam::${AWS::AccountId}:root"}},
+		"worker": {"Service": "ecs-tasks.amazonaws.com"},
+		"stream": {"Service": "ecs-tasks.amazonaws.com"},
+		"lambda": {"Service": "lambda.amazonaws.com"},
+	}
+	for _, role := range iam.Roles {
+		doc, err := iam.Policy(role, r)
+		if err != nil {
+			return nil, err
+		}
+		assume := []string{"sts:AssumeRole"}
+		if role == "api" {
+			assume = append(assume, "sts:TagSession")
+		}
+		name := "Lastro" + strings.ToUpper(role[:1]) + role[1:] + "Role"
+		res[name] = map[string]any{
+			"Type": "AWS::IAM::Role",
+			"Properties": map[string]any{
+				"AssumeRolePolicyDocument": map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
+					{"Effect": "Allow", "Principal": principal[role], "Action": assume}}},
+				"Policies": []map[string]any{{"PolicyName": "lastro-" + role, "PolicyDocument": doc}},
+			},
+		}
+	}
+	return json.MarshalIndent(t, "", "  ")
 }
