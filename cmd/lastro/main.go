@@ -74,6 +74,10 @@ commands:
                erase the personal data of every debtor past the tenant's retention (LGPD art. 16)
   iam policy --role api|worker|stream|lambda [--region R] [--account A]
                the role's IAM policy: api reaches only T#${aws:PrincipalTag/tenantId} keys
+  backup create [--name N] | list | restore (--backup ARN | --at T) --target TABLE [--verify]
+               on-demand backups and point-in-time recovery, restored into a new table
+  backup drill [--target TABLE] [--keep]
+               back up, restore into a new table and verify the counts per item type
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -117,6 +121,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return lgpdCmd(ctx, args[1:], stdout, stderr)
 	case "iam":
 		return iamCmd(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
