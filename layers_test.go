@@ -49,8 +49,10 @@ var dynamoClientAllowed = map[string]string{
 const storagePkg = "lastro/ddblocal/internal/storage"
 
 // maintenanceScanAllowed are the maintenance-job packages that may call
-// kit.MaintenanceScan outside tests (a whole-table read): none yet.
-var maintenanceScanAllowed = map[string]string{}
+// kit.MaintenanceScan outside tests (a whole-table read).
+var maintenanceScanAllowed = map[string]string{
+	"lastro/ops": "offboarding's export, sweep and counts; migration backfills and verification (ADRs 0076, 0078)",
+}
 
 // pkg is what the test needs of `go list -json`.
 type pkg struct {

@@ -27,6 +27,77 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: op, Response: View360{}, Query: []string{"limit", "cursor"}}, s.view)
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/reveal", Summary: "Decrypt the debtor's document (compliance); writes an audit event first. Optional body {reason}",
 		Roles: comp, Request: RevealInput{Reason: "LEGAL_REQUEST"}, Response: Revealed{}}, s.reveal)
+	// The debtor's rights (LGPD arts. 18 and 16, docs/adr/0077): the data
+	// report decrypts, so it is compliance's and never cached.
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey/data-report",
+		Summary: "LGPD art. 18 II: everything held about the debtor (profile decrypted, contracts, contacts, promises, bureau records, events); writes an audit event first. Optional ?reason=",
+		Roles:   comp, Response: DataReport{}, Query: []string{"reason"}}, s.dataReport)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/erasure",
+		Summary: "LGPD art. 16: erase the debtor's personal data once the retention is over (422 while contracts are open or the period runs); financial and audit records stay",
+		Roles:   comp, Request: EraseInput{Reason: ReasonRetentionElapsed}, Response: Erased{}}, s.erase)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/retention", Summary: "The tenant's personal-data retention policy",
+		Roles: comp, Response: Retention{}}, s.retention)
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/retention", Summary: "Change the retention policy (years after the last contract closed, 5-30), conditioned on its version",
+		Roles: comp, Request: RetentionInput{YearsAfterClosure: 5}, Response: Retention{}}, s.setRetention)
+}
+
+func (s *Service) dataReport(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.DataReport(c.Request().Context(), t, c.Param("debtorKey"), c.QueryParam("reason"), actorOf(c))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) erase(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	var in EraseInput
+	if c.Request().ContentLength != 0 {
+		if err := web.Bind(c, &in); err != nil {
+			return err
+		}
+	}
+	out, err := s.Erase(c.Request().Context(), t, c.Param("debtorKey"), in, actorOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) retention(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.Retention(c.Request().Context(), t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) setRetention(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	var in RetentionInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.SetRetention(c.Request().Context(), t, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func actorOf(c echo.Context) Actor {

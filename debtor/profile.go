@@ -46,6 +46,9 @@ type profileItem struct {
 	GSI3PK     string   `dynamodbav:"GSI3PK"`
 	Version    int      `dynamodbav:"version"`
 	CreatedAt  string   `dynamodbav:"createdAt"`
+	// ErasedAt is set when the personal data were eliminated (rights.go):
+	// the sealed data, the masked document, the UF and opt-outs are gone.
+	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
 }
 
 // profileOptOutAttr is the PROFILE's set of refused channels, changed in
@@ -158,6 +161,9 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, it kit.Item) (pers
 	var rec profileItem
 	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
 		return personal{}, nil, fmt.Errorf("decode profile: %w", err)
+	}
+	if rec.ErasedAt != "" {
+		return personal{}, &rec, ErrErased
 	}
 	raw, err := s.sealer.Open(ctx, rec.PII, pii.Owner{Tenant: t.ID, Partition: rec.PK})
 	if err != nil {
@@ -382,6 +388,9 @@ func (s *Service) ContactAddressIn(ctx context.Context, t *tenant.Tenant, dk str
 		return "", err
 	}
 	p, rec, err := s.open(ctx, t, it)
+	if errors.Is(err, ErrErased) {
+		return "", ErrNoAddress // nobody to contact: no address is left
+	}
 	if err != nil {
 		return "", err
 	}

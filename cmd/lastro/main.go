@@ -41,9 +41,9 @@ const usage = `usage: lastro <command> [flags]
 
 commands:
   serve        run the engine (API on LASTRO_ADDR; embedded store unless LASTRO_DYNAMODB_ENDPOINT is set)
-  table create|describe|definition [--archive]
+  table create|describe|definition [--archive] [--roles]
                create or describe the table (--archive: also its cold archive table);
-               definition prints CloudFormation JSON
+               definition prints CloudFormation JSON (--roles: with the IAM roles of lastro iam)
   inspect PK   print a partition with every key decoded by the prefix registry
   worker [--date D] [--tenant T] [--shard S]
                run the dunning agenda once (every tenant and shard by default); progress on
@@ -67,6 +67,17 @@ commands:
                ExportTableToPointInTime and wait for it (same request on AWS and locally)
   report aging|rollrate --export DIR [--previous DIR] [--out DIR]
                aging by bucket or the roll-rate matrix from exports only: a table, CSV and SVG
+  tenant offboard T --out DIR [--wcu N]
+               hand the tenant's data over to DIR, delete every item of it (rate-limited,
+               resumable), its secrets last, and prove with counts that nothing of it remains
+  lgpd erase-due --tenant T
+               erase the personal data of every debtor past the tenant's retention (LGPD art. 16)
+  iam policy --role api|worker|stream|lambda [--region R] [--account A]
+               the role's IAM policy: api reaches only T#${aws:PrincipalTag/tenantId} keys
+  backup create [--name N] | list | restore (--backup ARN | --at T) --target TABLE [--verify]
+               on-demand backups and point-in-time recovery, restored into a new table
+  backup drill [--target TABLE] [--keep]
+               back up, restore into a new table and verify the counts per item type
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -104,6 +115,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return exportCmd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "tenant":
+		return tenantCmd(ctx, args[1:], stdout, stderr)
+	case "lgpd":
+		return lgpdCmd(ctx, args[1:], stdout, stderr)
+	case "iam":
+		return iamCmd(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

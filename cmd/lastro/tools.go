@@ -34,6 +34,7 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fs := newFlagSet("table "+sub, "[flags]", stderr)
 	withArchive := fs.Bool("archive", false, "create: also the archive table of the TTL's deletions (<table>-archive, Standard-IA)")
+	withRoles := fs.Bool("roles", false, "definition: also the IAM roles of lastro iam policy (api, worker, stream, lambda)")
 	cfg, err := loadConfig(fs, args[1:], os.Getenv)
 	if err != nil {
 		return err
@@ -42,6 +43,11 @@ func tableCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		out, err := table.CloudFormation(cfg.Table)
 		if err != nil {
 			return err
+		}
+		if *withRoles {
+			if out, err = cloudFormationRoles(out); err != nil {
+				return err
+			}
 		}
 		_, err = fmt.Fprintln(stdout, string(out))
 		return err

@@ -72,6 +72,8 @@ var Registry = []Prefix{
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
 	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
+	{"RETENTION", SK, 0, "the tenant's personal-data retention policy (ADR 0077)", nil},
+	{"JOB", SK, 0, "a maintenance job's lease and checkpoint, in the system partition (ADRs 0075-0078)", []string{"kind", "subject"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -250,6 +252,9 @@ const (
 	ChargeSK     = "CHG"
 	SettlementSK = "STL"
 	IdemSK       = "IDEM"
+	// RetentionSK is the tenant's personal-data retention policy, in the
+	// tenant partition (ADR 0077).
+	RetentionSK = "RETENTION"
 )
 
 // PolicyVersion formats a policy version as v0001.
@@ -374,6 +379,12 @@ const System = "SYS"
 // are unique within a stream only, and a table re-created or with its
 // stream replaced starts a new stream.
 func Shard(streamLabel, shardID string) string { return join("SHARD", streamLabel, shardID) }
+
+// Job is the sort key, in the system partition, of a maintenance job's
+// lease and checkpoint (offboarding, key rotation, a migration segment):
+// kind names the job, subject what it works on (a tenant id, a migration
+// segment), neither ever a person's data.
+func Job(kind, subject string) string { return join("JOB", kind, subject) }
 
 // Profiles is the GSI3 partition listing a tenant's debtors.
 func Profiles(t string) string { return join("T", t, "PROFILES") }
