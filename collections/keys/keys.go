@@ -69,6 +69,7 @@ var Registry = []Prefix{
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"SHARD", SK, 0, "stream shard: the consumer's lease and checkpoint (ADR 0047)", []string{"streamLabel", "shardId"}},
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
+	{"SEED", SK, 0, "whether a stream's bucket counters were counted from the portfolio index (ADR 0079)", []string{"streamLabel"}},
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
 	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
@@ -374,6 +375,11 @@ const System = "SYS"
 // are unique within a stream only, and a table re-created or with its
 // stream replaced starts a new stream.
 func Shard(streamLabel, shardID string) string { return join("SHARD", streamLabel, shardID) }
+
+// CountersSeed is the sort key, in the system partition, of the item that
+// says whether the bucket counters of a stream were counted from the
+// portfolio index (ADR 0079): until they are, the consumer adds no deltas.
+func CountersSeed(streamLabel string) string { return join("SEED", streamLabel) }
 
 // Profiles is the GSI3 partition listing a tenant's debtors.
 func Profiles(t string) string { return join("T", t, "PROFILES") }
