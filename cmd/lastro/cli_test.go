@@ -71,7 +71,7 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
 		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
 		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
-		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on or off"},
+		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on, off or auto"},
 		{"store cache too small", map[string]string{"LASTRO_STORE_CACHE_MB": "4", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
 		{"store cache not a number", map[string]string{"LASTRO_STORE_CACHE_MB": "1GiB", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
 		{"10-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": "0123456789", "LASTRO_DATA_DIR": ":memory:"},
