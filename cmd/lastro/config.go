@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"lastro/collections/egress"
@@ -130,9 +131,45 @@ func newFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: lastro %s %s\n\nflags:\n", name, synopsis)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		shown.SetOutput(out)
+		hidden := 0
+		fs.VisitAll(func(f *flag.Flag) {
+			if name != "serve" && serveOnly(f) {
+				hidden++ // accepted everywhere (one environment for every command), listed by serve
+				return
+			}
+			shown.Var(f.Value, f.Name, f.Usage)
+		})
+		shown.PrintDefaults()
+		if hidden > 0 {
+			fmt.Fprintf(out, "\n(the API server's %d own settings: lastro serve -h)\n", hidden)
+		}
 	}
 	return fs
+}
+
+// serveOnly reports a setting flag (one envString added, its usage
+// naming its variable) that only lastro serve reads: its listener,
+// limits, scheduler, sandbox and stream. Every command accepts it (they
+// share one environment), but only serve's -h lists it; a command's own
+// flag of the same name (ddb serve -addr) is not one.
+func serveOnly(f *flag.Flag) bool {
+	env := ""
+	for _, v := range limitVars {
+		if v.flag == f.Name {
+			env = v.env
+		}
+	}
+	switch f.Name {
+	case "addr", "admin-token", "agenda-hour", "scheduler", "psp-sandbox", "stream", "trusted-proxies", "store-addr":
+		for _, v := range configVars {
+			if v.flag == f.Name {
+				env = v.env
+			}
+		}
+	}
+	return env != "" && strings.HasSuffix(f.Usage, "("+env+")")
 }
 
 // loadConfig adds the engine's flags to fs, parses args and checks the
