@@ -27,6 +27,22 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: op, Response: View360{}, Query: []string{"limit", "cursor"}}, s.view)
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/reveal", Summary: "Decrypt the debtor's document (compliance); writes an audit event first. Optional body {reason}",
 		Roles: comp, Request: RevealInput{Reason: "LEGAL_REQUEST"}, Response: Revealed{}}, s.reveal)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/contact-card",
+		Summary: "Decrypt the debtor's name, phone and e-mail for a collector about to call; writes a ContactRevealed audit event first (the fields shown, never their values)",
+		Roles:   []web.Role{web.Operator, web.Supervisor}, Response: ContactCard{}}, s.contactCard)
+}
+
+func (s *Service) contactCard(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.RevealContact(c.Request().Context(), t, c.Param("debtorKey"), actorOf(c))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, out)
 }
 
 func actorOf(c echo.Context) Actor {
