@@ -181,7 +181,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
 	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement})
 	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
-		Arrangements: e.Arrangements, Contacts: e.Contacts, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
+		Arrangements: e.Arrangements, Contacts: e.Contacts, Charges: e.Charges, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
 		return nil, err
 	}
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine", TrustedProxies: d.TrustedProxies})
