@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -292,6 +293,12 @@ type dashboardData struct {
 	Buckets  []bucketRow
 	Total    bucketRow
 	Agenda   *agendaProgress
+	// Rolls are the month-over-month roll rates from the monthly exports
+	// (none without two months of them); RollChart draws them.
+	Rolls      []rollPoint
+	RollChart  template.HTML
+	RollLinks  []string
+	HasExports bool
 }
 
 // agendaProgress is today's agenda run as its list shows it.
@@ -324,6 +331,13 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 		return d, err
 	}
 	d.Agenda = &agendaProgress{Date: today.String(), Pending: len(l.Items), More: l.NextCursor != nil}
+	d.HasExports = exportsDirUsable(u.d.ExportsDir)
+	if d.Rolls = rollSeries(u.exports.monthly(u.d.ExportsDir), t.ID); len(d.Rolls) > 0 {
+		d.RollChart = rollChart(d.Rolls)
+	}
+	for _, l := range rollLinks {
+		d.RollLinks = append(d.RollLinks, l.Name)
+	}
 	return d, nil
 }
 

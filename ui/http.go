@@ -66,14 +66,18 @@ type Deps struct {
 	// DataKey derives the session-signing secret (NewSigner).
 	DataKey    []byte
 	SessionTTL time.Duration // 0: DefaultSessionTTL
+	// ExportsDir holds the table's exports (the embedded store's export
+	// folder): the dashboard's roll rates read the monthly full ones.
+	ExportsDir string
 }
 
 // UI serves the web pages.
 type UI struct {
-	d     Deps
-	sign  Signer
-	pages map[string]*template.Template
-	css   []byte
+	d       Deps
+	sign    Signer
+	pages   map[string]*template.Template
+	css     []byte
+	exports exportCache
 }
 
 var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense", "dashboard"}
@@ -96,7 +100,7 @@ func New(d Deps) (*UI, error) {
 	u := &UI{d: d, sign: NewSigner(d.DataKey), pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{"money": money, "cents": anyCents, "label": label, "bucket": bucketName, "date": brDate,
 		"event": eventName, "details": detailText, "add": func(a, b int) int { return a + b }, "mul": func(a, b int) int { return a * b },
-		"bar": barWidth}
+		"bar": barWidth, "ppm": ppmText}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
