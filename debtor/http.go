@@ -39,6 +39,22 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: comp, Response: Retention{}}, s.retention)
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/retention", Summary: "Change the retention policy (years after the last contract closed, 5-30), conditioned on its version",
 		Roles: comp, Request: RetentionInput{YearsAfterClosure: 5}, Response: Retention{}}, s.setRetention)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/contact-card",
+		Summary: "Decrypt the debtor's name, phone and e-mail for a collector about to call; writes a ContactRevealed audit event first (the fields shown, never their values)",
+		Roles:   []web.Role{web.Operator, web.Supervisor}, Response: ContactCard{}}, s.contactCard)
+}
+
+func (s *Service) contactCard(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	out, err := s.RevealContact(c.Request().Context(), t, c.Param("debtorKey"), actorOf(c))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Service) dataReport(c echo.Context) error {

@@ -79,6 +79,9 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// the failure limits count against (LASTRO_TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
+	// ExportsDir is where the embedded store writes the table's exports:
+	// the dashboard's roll rates read the monthly ones; "" shows none.
+	ExportsDir string
 }
 
 // Engine is the wired engine. Its services are exported so tools (demo
@@ -181,7 +184,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
 	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement})
 	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
-		Arrangements: e.Arrangements, Contacts: e.Contacts, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey}); err != nil {
+		Arrangements: e.Arrangements, Contacts: e.Contacts, Charges: e.Charges, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey, ExportsDir: d.ExportsDir}); err != nil {
 		return nil, err
 	}
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine", TrustedProxies: d.TrustedProxies})

@@ -61,6 +61,11 @@ type Config struct {
 	// Observe, when set, is told of every committed chunk: the lag
 	// metric's hook (Progress.Newest is the newest record's time).
 	Observe func(Progress)
+	// Tenants lists every tenant (tenant.Service.List): the recount of
+	// the bucket counters from the portfolio index visits each. When nil
+	// the counters move by deltas from the first record read, which is
+	// right only when the stream holds the table's whole history.
+	Tenants func(context.Context) ([]string, error)
 	Logger  *slog.Logger
 }
 
@@ -126,6 +131,9 @@ type Report struct {
 	// Busy are shards another consumer held; Pending are shards waiting
 	// for their parent.
 	Busy, Pending int
+	// Recounted reports a pass that set the bucket counters from the
+	// portfolio index (ADR 0079).
+	Recounted bool
 }
 
 func (r *Report) add(o Report) {
@@ -135,6 +143,7 @@ func (r *Report) add(o Report) {
 	r.Archived += o.Archived
 	r.Busy += o.Busy
 	r.Pending += o.Pending
+	r.Recounted = r.Recounted || o.Recounted
 }
 
 // Run reads the stream until ctx is done, pausing Poll after a pass with
@@ -175,7 +184,7 @@ func (c *Consumer) Drain(ctx context.Context) (Report, error) {
 	var busySince time.Time
 	for {
 		rep, err := c.Pass(ctx)
-		total.add(Report{Records: rep.Records, Events: rep.Events, Dead: rep.Dead, Archived: rep.Archived})
+		total.add(Report{Records: rep.Records, Events: rep.Events, Dead: rep.Dead, Archived: rep.Archived, Recounted: rep.Recounted})
 		if err != nil {
 			return total, err
 		}
@@ -217,6 +226,10 @@ func (c *Consumer) pass(ctx context.Context, keep bool) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	count, err := c.seeded(ctx, s)
+	if err != nil {
+		return rep, err
+	}
 	finished := map[string]bool{}
 	for _, sh := range order(shards) {
 		if err := ctx.Err(); err != nil {
@@ -234,7 +247,7 @@ func (c *Consumer) pass(ctx context.Context, keep bool) (Report, error) {
 			rep.Pending++ // its parent is not read to its end yet
 			continue
 		}
-		r, done, err := c.shard(ctx, s, sh, keep)
+		r, done, err := c.shard(ctx, s, sh, keep, &count)
 		rep.add(r)
 		switch {
 		case errors.Is(err, ErrBusy), errors.Is(err, ErrLost):
@@ -244,6 +257,14 @@ func (c *Consumer) pass(ctx context.Context, keep bool) (Report, error) {
 		case done:
 			finished[sh.ID] = true
 		}
+	}
+	if !count && rep.Busy == 0 && rep.Pending == 0 {
+		// Every shard was read to its end without moving the counters:
+		// count them from the index now, and move them by deltas after.
+		if err := c.reseed(ctx, s); err != nil {
+			return rep, err
+		}
+		rep.Recounted = true
 	}
 	return rep, nil
 }
@@ -427,8 +448,10 @@ func (c *Consumer) release(ctx context.Context, l *lease) error {
 
 // shard reads one shard from its checkpoint to its current end. done
 // reports a closed shard read to its end. keep keeps the lease of an
-// open shard for the next pass instead of releasing it.
-func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard, keep bool) (rep Report, done bool, err error) {
+// open shard for the next pass instead of releasing it. *count says
+// whether its records move the bucket counters; a trimmed checkpoint
+// turns it off (and marks the counters for a recount).
+func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard, keep bool, count *bool) (rep Report, done bool, err error) {
 	l, err := c.acquire(ctx, s, sh)
 	if err != nil {
 		return rep, false, err
@@ -449,7 +472,13 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard, keep b
 		// The checkpoint is older than the stream's retention: what lies
 		// between is lost to this consumer. Say so and go on from the
 		// oldest record kept rather than stop forever.
-		c.cfg.Logger.Error("stream checkpoint trimmed: records lost", "shard", sh.ID, "after", l.after)
+		// The counters missed those records' moves: they are recounted
+		// from the portfolio index once every shard is read (ADR 0079).
+		c.cfg.Logger.Error("stream checkpoint trimmed: records lost; the bucket counters will be recounted", "shard", sh.ID, "after", l.after)
+		if err := c.unseed(ctx, s, "checkpoint trimmed"); err != nil {
+			return rep, false, err
+		}
+		*count = false
 		it, err = c.cfg.Streams.Iterator(ctx, s.ARN, sh.ID, "")
 	}
 	if err != nil {
@@ -467,7 +496,7 @@ func (c *Consumer) shard(ctx context.Context, s kit.Stream, sh kit.Shard, keep b
 		if err != nil {
 			return rep, false, err
 		}
-		r, err := c.page(ctx, l, sh.ID, changes, next == "")
+		r, err := c.page(ctx, l, sh.ID, changes, next == "", *count)
 		rep.add(r)
 		if err != nil {
 			return rep, false, err
@@ -510,8 +539,9 @@ const maxCounters = 99
 // shard finished. A chunk of the consumer's own bookkeeping only (see
 // bookkeeping) moves the position in memory and writes nothing: writing
 // a checkpoint for it would be a new record, read on the next pass, and
-// so on forever. The next real commit or the release saves it.
-func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes []kit.Change, closed bool) (Report, error) {
+// so on forever. The next real commit or the release saves it. count
+// false commits no counter moves (the counters await a recount).
+func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes []kit.Change, closed, count bool) (Report, error) {
 	var rep Report
 	p := c.processor()
 	start := 0
@@ -546,7 +576,11 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 		}
 		last := closed && end == len(changes)
 		if len(recs) > 0 || last {
-			if err := c.commit(ctx, l, seq, len(recs), counterDeltas(recs), last); err != nil {
+			deltas := counters{}
+			if count {
+				deltas = counterDeltas(recs)
+			}
+			if err := c.commit(ctx, l, seq, len(recs), deltas, last); err != nil {
 				return rep, err
 			}
 			l.saved = seq

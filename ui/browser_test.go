@@ -118,14 +118,15 @@ func TestBrowser(t *testing.T) {
 	}
 	shot.take(ctx, "login")
 
-	// Log in as the supervisor: the page asked for, else the portfolio.
+	// Log in as the supervisor: the page asked for, else the dashboard.
 	run(t, ctx, "log in", chromedp.Navigate(s.URL+"/ui/login"), chromedp.WaitVisible(chromedp.ID("login")),
 		chromedp.SendKeys(chromedp.CSS(`input[name=key]`), s.keys["supervisor"]),
 		chromedp.Submit(chromedp.ID("login")),
-		chromedp.WaitVisible(chromedp.ID("portfolio")))
-	if loc := location(t, ctx); !strings.HasPrefix(loc, s.URL+"/ui/portfolio") {
+		chromedp.WaitVisible(chromedp.ID("buckets")))
+	if loc := location(t, ctx); !strings.HasPrefix(loc, s.URL+"/ui/dashboard") {
 		t.Fatalf("after login: at %s", loc)
 	}
+	run(t, ctx, "portfolio", chromedp.Navigate(s.URL+"/ui/portfolio"), chromedp.WaitVisible(chromedp.ID("portfolio")))
 
 	// Bucket D031_060, then two pages forward: the 26 contracts (25 and
 	// the script-named debtor's smallest one), largest balance first.
@@ -176,7 +177,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`form.promise-form input[name=amount]`), "150,00"),
 		chromedp.Submit(chromedp.CSS(`form.promise-form`)),
 		chromedp.WaitVisible(chromedp.ID("flash")))
-	if promises := text("promises", chromedp.CSS(`ul.promises`)); !strings.Contains(promises, "2026-09-29") || !strings.Contains(promises, "R$ 150,00") {
+	if promises := text("promises", chromedp.CSS(`ul.promises`)); !strings.Contains(promises, "29/09/2026") || !strings.Contains(promises, "R$ 150,00") {
 		t.Errorf("promises on the 360 page: %q", promises)
 	}
 	shot.take(ctx, "debtor-promise")

@@ -54,7 +54,7 @@ func TestPortfolioPageShowsTheStreamsCounters(t *testing.T) {
 		t.Fatal("the seeded bucket is empty")
 	}
 	_, html := get(t, c, s.URL+"/ui/portfolio?bucket=D031_060")
-	want := fmt.Sprintf(`<p class="summary">%d contracts · %s</p>`, n, moneyText(cents))
+	want := fmt.Sprintf(`<p class="summary">%d contratos · %s</p>`, n, moneyText(cents))
 	if !strings.Contains(html, want) {
 		t.Fatalf("page lacks %q:\n%s", want, html)
 	}

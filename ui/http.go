@@ -18,13 +18,13 @@ import (
 
 	"lastro/agenda"
 	"lastro/arrangement"
+	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
 	"lastro/collections/secret"
 	"lastro/collections/web"
 	"lastro/contactlimit"
-	"lastro/contract"
 	"lastro/debtor"
 	"lastro/portfolio"
 	"lastro/settlement"
@@ -60,27 +60,32 @@ type Deps struct {
 	Settlement   *settlement.Service
 	Arrangements *arrangement.Service
 	Contacts     *contactlimit.Gateway
+	Charges      *charges.Service
 	Clock        clock.Clock
 	Logger       *slog.Logger
 	// DataKey derives the session-signing secret (NewSigner).
 	DataKey    []byte
 	SessionTTL time.Duration // 0: DefaultSessionTTL
+	// ExportsDir holds the table's exports (the embedded store's export
+	// folder): the dashboard's roll rates read the monthly full ones.
+	ExportsDir string
 }
 
 // UI serves the web pages.
 type UI struct {
-	d     Deps
-	sign  Signer
-	pages map[string]*template.Template
-	css   []byte
+	d       Deps
+	sign    Signer
+	pages   map[string]*template.Template
+	css     []byte
+	exports exportCache
 }
 
-var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense"}
+var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense", "dashboard"}
 
 // New parses the embedded templates and returns the pages.
 func New(d Deps) (*UI, error) {
 	if d.Tenants == nil || d.Debtors == nil || d.Portfolio == nil || d.Agenda == nil || d.Settlement == nil ||
-		d.Arrangements == nil || d.Contacts == nil || d.Clock == nil {
+		d.Arrangements == nil || d.Contacts == nil || d.Charges == nil || d.Clock == nil {
 		return nil, errors.New("ui: missing a service")
 	}
 	if len(d.DataKey) == 0 {
@@ -93,7 +98,9 @@ func New(d Deps) (*UI, error) {
 		d.SessionTTL = DefaultSessionTTL
 	}
 	u := &UI{d: d, sign: NewSigner(d.DataKey), pages: map[string]*template.Template{}}
-	funcs := template.FuncMap{"money": money, "cents": anyCents}
+	funcs := template.FuncMap{"money": money, "cents": anyCents, "label": label, "bucket": bucketName, "date": brDate,
+		"event": eventName, "details": detailText, "add": func(a, b int) int { return a + b }, "mul": func(a, b int) int { return a * b },
+		"bar": barWidth, "ppm": ppmText}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
@@ -124,7 +131,11 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodPost, "/ui/login", "log in: starts a server-side session, sets an HttpOnly cookie with its signed random id (never the key)", u.login)
 	page(http.MethodPost, "/ui/logout", "log out: deletes the session, so its cookie no longer works", u.with(nil, u.logout))
 	page(http.MethodGet, "/ui/portfolio", "portfolio by bucket, largest first (?bucket=&cursor=), supervisor", u.with(sup, u.portfolio))
-	page(http.MethodGet, "/ui/debtors", "open a debtor by key (?key=)", u.with(staff, u.find))
+	page(http.MethodGet, "/ui/debtors", "find a debtor by CPF/CNPJ (the keyed lookup) or debtor key (?q=)", u.with(staff, u.find))
+	page(http.MethodPost, "/ui/debtors/:debtorKey/contact-card", "show the debtor's name and phone to the collector, audited", u.with(writers, u.contactCard))
+	page(http.MethodPost, "/ui/debtors/:debtorKey/pix", "issue a Pix charge for the oldest open instalment of a contract and show its QR", u.with(writers, u.pix))
+	page(http.MethodGet, "/ui/dashboard", "the supervisor's dashboard: buckets, roll rates, agenda", u.with(sup, u.dashboard))
+	page(http.MethodGet, "/ui/dashboard.csv", "the dashboard's bucket table as CSV", u.with(sup, u.dashboardCSV))
 	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/promises", "record a promise to pay", u.with(writers, u.promise))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/contacts", "record a manual contact", u.with(writers, u.contact))
@@ -138,6 +149,8 @@ func (u *UI) Routes(srv *web.Server) {
 type view struct {
 	Session    *tenant.WebSession
 	Supervisor bool
+	Writer     bool           // operator or supervisor: may record and send
+	Loc        *time.Location // the tenant's zone: instants are shown in it
 	CSRF       string
 	Flash      string
 	Problem    string
@@ -155,7 +168,10 @@ func sessionOf(c echo.Context) *tenant.WebSession {
 func (u *UI) newView(c echo.Context, data any) view {
 	v := view{Data: data}
 	if s := sessionOf(c); s != nil {
-		v.Session, v.Supervisor = s, s.Role == "supervisor"
+		v.Session, v.Supervisor, v.Writer = s, s.Role == "supervisor", s.Role == "supervisor" || s.Role == "operator"
+		if t, err := u.d.Tenants.From(c); err == nil {
+			v.Loc = t.Location
+		}
 		v.CSRF = u.sign.CSRF(c.Get(cookieKey).(string))
 	}
 	if f, ok := flashes[c.QueryParam("flash")]; ok {
@@ -167,10 +183,13 @@ func (u *UI) newView(c echo.Context, data any) view {
 // flashes are the fixed messages a redirect may name: never text from
 // the request.
 var flashes = map[string]string{
-	"promise":  "Promise recorded.",
-	"contact":  "Contact recorded.",
-	"resolved": "Settlement applied.",
+	"promise":  "Promessa registrada.",
+	"contact":  "Contato registrado.",
+	"resolved": "Pagamento aplicado à cobrança.",
 }
+
+// When writes an RFC 3339 instant in the tenant's zone (29/09/2026 14:05).
+func (v view) When(ts any) string { return brTime(v.Loc, ts) }
 
 func (u *UI) render(c echo.Context, status int, name string, v view) error {
 	var b bytes.Buffer
@@ -198,9 +217,9 @@ func (u *UI) fail(c echo.Context, err error) error {
 	}
 	if status >= 500 {
 		u.d.Logger.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "error", err.Error())
-		msg = "something went wrong; try again"
+		msg = "algo deu errado; tente de novo"
 	}
-	return u.render(c, status, "error", u.newView(c, errorData{Status: status, Title: http.StatusText(status), Message: msg}))
+	return u.render(c, status, "error", u.newView(c, errorData{Status: status, Title: statusTitle(status), Message: msg}))
 }
 
 func (u *UI) toLogin(c echo.Context) error {
@@ -230,7 +249,7 @@ func (u *UI) session(c echo.Context) (*tenant.WebSession, string, error) {
 	return ws, ck.Value, nil
 }
 
-var errNoSession = errs.E(errs.Unauth, "no_session", "log in to open this page")
+var errNoSession = errs.E(errs.Unauth, "no_session", "entre para abrir esta página")
 
 // with lets a page through with a live session, of one of roles (nil:
 // any role); a POST also needs the session's CSRF token, from the form
@@ -248,11 +267,11 @@ func (u *UI) with(roles []string, h echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(cookieKey, cookie)
 		web.SetPrincipal(c, web.Principal{TenantID: ws.TenantID, Role: web.Role(ws.Role)})
 		if c.Request().Method == http.MethodPost && !u.sign.CheckCSRF(cookie, c.Request().PostFormValue("csrf")) {
-			return u.fail(c, errs.E(errs.Permission, "csrf", "the form has expired or did not come from this site: reload the page and try again"))
+			return u.fail(c, errs.E(errs.Permission, "csrf", "o formulário expirou ou não veio deste site: recarregue a página e tente de novo"))
 		}
 		role := ws.Role
 		if roles != nil && !slices.Contains(roles, role) {
-			return u.fail(c, errs.E(errs.Permission, "forbidden", "the %s role may not open this page", role))
+			return u.fail(c, errs.E(errs.Permission, "forbidden", "o papel %s não pode abrir esta página", label(role)))
 		}
 		return h(c)
 	}
@@ -274,7 +293,7 @@ func (u *UI) home(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/ui/login")
 	}
 	if ws.Role == "supervisor" {
-		return c.Redirect(http.StatusSeeOther, "/ui/portfolio")
+		return c.Redirect(http.StatusSeeOther, "/ui/dashboard")
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/debtors")
 }
@@ -302,7 +321,7 @@ func (u *UI) showLogin(c echo.Context, status int, problem string) error {
 func (u *UI) login(c echo.Context) error {
 	nc, err := c.Cookie(loginCookie)
 	if err != nil || !u.sign.CheckCSRF("login:"+nc.Value, c.Request().PostFormValue("csrf")) {
-		return u.showLogin(c, http.StatusForbidden, "The form expired or did not come from this site: try again.")
+		return u.showLogin(c, http.StatusForbidden, "O formulário expirou ou não veio deste site: tente de novo.")
 	}
 	// The key from the body only: in a query string it would be logged.
 	key := strings.TrimSpace(c.Request().PostFormValue("key"))
@@ -310,10 +329,10 @@ func (u *UI) login(c echo.Context) error {
 	if err != nil {
 		status, _, msg := errs.Public(err)
 		if status == http.StatusUnauthorized {
-			msg = "That API key is not valid."
+			msg = "Esta chave de API não é válida."
 		} else if status >= 500 {
 			u.d.Logger.Error("login failed", "request_id", web.RequestID(c), "error", err.Error())
-			msg = "something went wrong; try again"
+			msg = "algo deu errado; tente de novo"
 		}
 		return u.showLogin(c, status, msg)
 	}
@@ -339,6 +358,7 @@ func (u *UI) tenant(c echo.Context) (*tenant.Tenant, error) { return u.d.Tenants
 type portfolioData struct {
 	Buckets []string
 	Bucket  string
+	Cursor  string // the page's own cursor: not the first page
 	Page    *portfolio.Page
 }
 
@@ -355,98 +375,7 @@ func (u *UI) portfolio(c echo.Context) error {
 	if err != nil {
 		return u.fail(c, err)
 	}
-	return u.render(c, http.StatusOK, "portfolio", u.newView(c, portfolioData{Buckets: portfolio.Buckets, Bucket: b, Page: p}))
-}
-
-func (u *UI) find(c echo.Context) error {
-	if k := strings.TrimSpace(c.QueryParam("key")); k != "" {
-		if err := debtor.ValidKey(k); err != nil {
-			return u.fail(c, err)
-		}
-		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(k))
-	}
-	return u.render(c, http.StatusOK, "find", u.newView(c, nil))
-}
-
-type debtorData struct {
-	View        *debtor.View360
-	Contacts    []map[string]any
-	ContactDays int
-	Events      []contract.EventView
-	EventsOf    string
-}
-
-func (u *UI) debtor(c echo.Context) error {
-	t, err := u.tenant(c)
-	if err != nil {
-		return u.fail(c, err)
-	}
-	v, err := u.d.Debtors.View(c.Request().Context(), t, c.Param("debtorKey"), debtor.DefaultViewLimit, "")
-	if err != nil {
-		return u.fail(c, err)
-	}
-	since := calendar.MustParse(v.Today).AddDays(-contactDays).String()
-	d := debtorData{View: v, ContactDays: contactDays, Contacts: recentContacts(v.Contacts, since)}
-	if ev := c.QueryParam("events"); ev != "" {
-		cid, seq, err := parseEventsParam(ev)
-		if err != nil {
-			return u.fail(c, err)
-		}
-		d.EventsOf = ev
-		d.Events = instalmentEvents(v, cid, seq)
-	}
-	return u.render(c, http.StatusOK, "debtor", u.newView(c, d))
-}
-
-func actor(c echo.Context) contract.Actor {
-	s := sessionOf(c)
-	return contract.Actor{Role: s.Role, RequestID: web.RequestID(c)}
-}
-
-func (u *UI) promise(c echo.Context) error {
-	t, err := u.tenant(c)
-	if err != nil {
-		return u.fail(c, err)
-	}
-	cents, err := parseCents(c.FormValue("amount"))
-	if err != nil {
-		return u.fail(c, errs.E(errs.Invalid, "invalid_amount", "%s", err.Error()))
-	}
-	dk := c.Param("debtorKey")
-	in := arrangement.PromiseInput{PromisedDate: c.FormValue("promisedDate"), AmountCents: cents}
-	if _, err := u.d.Arrangements.MakePromise(c.Request().Context(), t, dk, c.FormValue("contractId"), in, actor(c)); err != nil {
-		return u.fail(c, err)
-	}
-	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=promise")
-}
-
-func (u *UI) contact(c echo.Context) error {
-	t, err := u.tenant(c)
-	if err != nil {
-		return u.fail(c, err)
-	}
-	dk := c.Param("debtorKey")
-	a := actor(c)
-	claim := contactlimit.Claim{DebtorKey: dk, ContractID: c.FormValue("contractId"), Channel: contactlimit.Channel(c.FormValue("channel")),
-		Template: c.FormValue("template"), Action: contactlimit.ManualAction, Actor: debtor.Actor(a)}
-	ctx := c.Request().Context()
-	var at contactlimit.Attempt
-	if u.d.Contacts.CanDeliver() {
-		at, err = u.d.Contacts.Send(ctx, t, claim)
-		var se *contactlimit.SendError
-		if errors.As(err, &se) && at.AttemptID != "" {
-			err = nil // counted, not delivered: the attempt's evidence says so
-		}
-	} else {
-		at, err = u.d.Contacts.Claim(ctx, t, claim)
-	}
-	if err != nil {
-		return u.fail(c, err)
-	}
-	if !at.Allowed {
-		return u.fail(c, errs.E(errs.Limit, "contact_blocked", "contact not allowed: %s; the attempt was recorded", at.Reason))
-	}
-	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=contact")
+	return u.render(c, http.StatusOK, "portfolio", u.newView(c, portfolioData{Buckets: portfolio.Buckets, Bucket: b, Cursor: c.QueryParam("cursor"), Page: p}))
 }
 
 type agendaGroup struct {

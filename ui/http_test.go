@@ -56,7 +56,7 @@ func TestLoginSetsSignedCookieWithoutTheKey(t *testing.T) {
 	c := s.client(t)
 	_, html := get(t, c, s.URL+"/ui/login")
 	// A bad key answers the form again with 401; a missing CSRF token 403.
-	if resp, body := post(t, c, s.URL+"/ui/login", url.Values{"csrf": {csrfOf(t, html)}, "key": {"lst_t-ui_" + strings.Repeat("0", 48)}}); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not valid") {
+	if resp, body := post(t, c, s.URL+"/ui/login", url.Values{"csrf": {csrfOf(t, html)}, "key": {"lst_t-ui_" + strings.Repeat("0", 48)}}); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "não é válida") {
 		t.Errorf("bad key: %d", resp.StatusCode)
 	}
 	if resp, _ := post(t, c, s.URL+"/ui/login", url.Values{"key": {s.keys["supervisor"]}}); resp.StatusCode != http.StatusForbidden {
@@ -79,7 +79,7 @@ func TestLoginSetsSignedCookieWithoutTheKey(t *testing.T) {
 	if strings.Contains(session.Value, s.keys["supervisor"]) || strings.Contains(session.Value, "lst_") {
 		t.Error("the session cookie carries the API key")
 	}
-	if resp, _ := get(t, c, s.URL+"/"); resp.Header.Get("Location") != "/ui/portfolio" {
+	if resp, _ := get(t, c, s.URL+"/"); resp.Header.Get("Location") != "/ui/dashboard" {
 		t.Errorf("GET / with a supervisor session: to %q", resp.Header.Get("Location"))
 	}
 	// Logging out needs the form's token and ends the session.
@@ -121,18 +121,18 @@ func TestFormWithoutCSRFIsRefused(t *testing.T) {
 	for name, token := range map[string]string{"missing": "", "wrong": "AAAAAAAAAAAAAAAAAAAAAAAA"} {
 		form.Set("csrf", token)
 		resp, body := post(t, c, s.URL+path+"/promises", form)
-		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "did not come from this site") {
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "não veio deste site") {
 			t.Errorf("%s token: %d, want the 403 page", name, resp.StatusCode)
 		}
 	}
-	if _, after := get(t, c, s.URL+path); strings.Contains(after, "2026-09-29") {
+	if _, after := get(t, c, s.URL+path); strings.Contains(after, "29/09/2026") {
 		t.Fatal("a promise was recorded without the CSRF token")
 	}
 	form.Set("csrf", csrfOf(t, page))
 	if resp, _ := post(t, c, s.URL+path+"/promises", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("with the token: %d", resp.StatusCode)
 	}
-	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "2026-09-29") || !strings.Contains(after, "R$ 150,00") {
+	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "29/09/2026") || !strings.Contains(after, "R$ 150,00") {
 		t.Error("the promise is not on the debtor page")
 	}
 	// A manual contact, with the token: listed under the last days'.
@@ -140,7 +140,7 @@ func TestFormWithoutCSRFIsRefused(t *testing.T) {
 	if resp, body := post(t, c, s.URL+path+"/contacts", contact); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("contact: %d %s", resp.StatusCode, body)
 	}
-	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "SMS · MANUAL · allowed") {
+	if _, after := get(t, c, s.URL+path); !strings.Contains(after, "SMS · MANUAL · permitido") {
 		t.Error("the contact is not on the debtor page")
 	}
 }
@@ -359,10 +359,10 @@ func TestCSRFTokenOnlyFromTheFormBody(t *testing.T) {
 	q = url.Values{"csrf": {csrfOf(t, page)}}.Encode()
 	form := url.Values{"contractId": {"C-UI-000"}, "promisedDate": {"2026-09-29"}, "amount": {"150,00"}}
 	resp, body := post(t, c, s.URL+path+"/promises?"+q, form)
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "did not come from this site") {
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "não veio deste site") {
 		t.Errorf("promise with the token in the query string: %d, want the 403 page", resp.StatusCode)
 	}
-	if _, after := get(t, c, s.URL+path); strings.Contains(after, "2026-09-29") {
+	if _, after := get(t, c, s.URL+path); strings.Contains(after, "29/09/2026") {
 		t.Fatal("a promise was recorded with the CSRF token in the URL")
 	}
 }

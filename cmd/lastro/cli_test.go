@@ -71,7 +71,7 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 		{"bad shards", map[string]string{"LASTRO_SHARDS": "0", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SHARDS must be 1-100"},
 		{"bad agenda hour", map[string]string{"LASTRO_AGENDA_HOUR": "24", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_AGENDA_HOUR must be an hour 0-23"},
 		{"bad scheduler", map[string]string{"LASTRO_SCHEDULER": "maybe", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_SCHEDULER must be on or off"},
-		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on or off"},
+		{"bad stream", map[string]string{"LASTRO_STREAM": "yes", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STREAM must be on, off or auto"},
 		{"store cache too small", map[string]string{"LASTRO_STORE_CACHE_MB": "4", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
 		{"store cache not a number", map[string]string{"LASTRO_STORE_CACHE_MB": "1GiB", "LASTRO_DATA_DIR": ":memory:"}, "LASTRO_STORE_CACHE_MB must be 8-1048576"},
 		{"10-character admin token", map[string]string{"LASTRO_ADMIN_TOKEN": "0123456789", "LASTRO_DATA_DIR": ":memory:"},
@@ -94,27 +94,31 @@ func TestServeFailsOnOneLineOnBadSettings(t *testing.T) {
 func TestHelpOnEverySubcommand(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		args  []string
-		flags []string
+		args   []string
+		flags  []string
+		absent []string // serve's own flags, not listed by other commands
 	}{
-		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR", "-store-cache-mb"}},
-		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir", "-archive"}},
-		{[]string{"stream", "-h"}, []string{"-once", "-kafka", "-eventbridge", "-events", "-dead-letter", "-archive", "-metrics", "-data-dir"}},
-		{[]string{"serve", "-h"}, []string{"-stream", "LASTRO_STREAM"}},
-		{[]string{"table", "describe", "--help"}, []string{"-table", "-dynamodb-endpoint"}},
-		{[]string{"table", "definition", "-h"}, []string{"-table"}},
-		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}},
-		{[]string{"inspect", "T#t-demo", "-h"}, []string{"-data-dir"}},
-		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir", "-store-cache-mb"}},
-		{[]string{"worker", "-h"}, []string{"-date", "-tenant", "-shard", "-data-dir", "LASTRO_SCHEDULER"}},
-		{[]string{"serve", "-h"}, []string{"-agenda-hour", "LASTRO_AGENDA_HOUR", "-scheduler"}},
-		{[]string{"demo", "seed", "-h"}, []string{"-tenant", "-debtors", "-seed", "-data-dir"}},
-		{[]string{"table", "-h"}, []string{"create|describe|definition"}},
-		{[]string{"demo", "-h"}, []string{"demo seed"}},
-		{[]string{"ddb", "-h"}, []string{"ddb serve"}},
-		{[]string{"boleto", "parse", "-h"}, []string{"-today"}},
-		{[]string{"boleto", "-h"}, []string{"boleto parse"}},
-		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker", "stream"}},
+		{[]string{"serve", "-h"}, []string{"-addr", "-data-dir", "-store-addr", "-now", "LASTRO_STORE_ADDR", "-store-cache-mb"}, nil},
+		{[]string{"table", "create", "-h"}, []string{"-table", "-data-dir", "-archive"}, nil},
+		{[]string{"stream", "-h"}, []string{"-once", "-kafka", "-eventbridge", "-events", "-dead-letter", "-archive", "-metrics", "-data-dir"},
+			[]string{"-max-conns", "-trusted-proxies", "-scheduler", "-psp-sandbox", "-addr"}},
+		{[]string{"serve", "-h"}, []string{"-stream", "LASTRO_STREAM"}, nil},
+		{[]string{"table", "describe", "--help"}, []string{"-table", "-dynamodb-endpoint"}, nil},
+		{[]string{"table", "definition", "-h"}, []string{"-table"}, nil},
+		{[]string{"inspect", "-h"}, []string{"<PK>", "-data-dir"}, nil},
+		{[]string{"inspect", "T#t-demo", "-h"}, []string{"-data-dir"}, nil},
+		{[]string{"ddb", "serve", "-h"}, []string{"-addr", "-in-memory", "-data-dir", "-store-cache-mb"}, nil},
+		{[]string{"worker", "-h"}, []string{"-date", "-tenant", "-shard", "-data-dir"},
+			[]string{"-max-conns", "-read-timeout", "-trusted-proxies", "-store-addr"}},
+		{[]string{"serve", "-h"}, []string{"-max-conns", "-trusted-proxies", "-psp-sandbox"}, nil},
+		{[]string{"serve", "-h"}, []string{"-agenda-hour", "LASTRO_AGENDA_HOUR", "-scheduler"}, nil},
+		{[]string{"demo", "seed", "-h"}, []string{"-tenant", "-debtors", "-seed", "-data-dir"}, nil},
+		{[]string{"table", "-h"}, []string{"create|describe|definition"}, nil},
+		{[]string{"demo", "-h"}, []string{"demo seed"}, nil},
+		{[]string{"ddb", "-h"}, []string{"ddb serve"}, nil},
+		{[]string{"boleto", "parse", "-h"}, []string{"-today"}, nil},
+		{[]string{"boleto", "-h"}, []string{"boleto parse"}, nil},
+		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker", "stream"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -127,6 +131,11 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 			for _, f := range tt.flags {
 				if !strings.Contains(out, f) {
 					t.Errorf("help does not mention %s:\n%s", f, out)
+				}
+			}
+			for _, f := range tt.absent {
+				if strings.Contains(out, "  "+f+" ") || strings.Contains(out, "  "+f+"\n") {
+					t.Errorf("help lists serve's flag %s:\n%s", f, out)
 				}
 			}
 		})

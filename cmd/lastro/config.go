@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"lastro/collections/egress"
@@ -29,7 +30,7 @@ type config struct {
 	StoreCache int64            // LASTRO_STORE_CACHE_MB, in bytes: the embedded store's block cache
 	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
 	Scheduler  bool             // LASTRO_SCHEDULER: lastro serve runs the agenda on its own ("off" disables)
-	Stream     bool             // LASTRO_STREAM: lastro serve also runs the stream consumer ("on" enables)
+	Stream     bool             // LASTRO_STREAM: lastro serve also runs the stream consumer (auto: with the embedded store)
 	Limits     httpserve.Limits // LASTRO_READ_TIMEOUT ... LASTRO_MAX_IN_FLIGHT
 	// PSPSandbox: serve mounts the sandbox PSP for tenants without one
 	// (LASTRO_PSP_SANDBOX auto|on|off|force, resolved against the endpoint
@@ -112,7 +113,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "auto", "auto: serve mounts the sandbox Pix PSP under /psp-sandbox (the PSP of tenants that configured none) only on the embedded store; on: the same, refused with an endpoint; off: never; force: also with an endpoint (never in production)"},
-	{"LASTRO_STREAM", "stream", "off", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream"},
+	{"LASTRO_STREAM", "stream", "auto", "on: serve also runs the stream consumer (events.jsonl in the data directory, counters, archive); off: run lastro stream; auto: on with the embedded store, off beside LASTRO_DYNAMODB_ENDPOINT"},
 	{"LASTRO_STORE_CACHE_MB", "store-cache-mb", "1024", "embedded store's block cache in MiB (8-1048576); it fills only as data is read"},
 	{"LASTRO_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs of the proxies in front whose X-Forwarded-For names the client (failure limits); empty: the peer's address"},
 	{"LASTRO_EGRESS_ALLOW", "egress-allow", "", "comma-separated CIDRs and/or loopback that tenants' webhooks and PSPs may reach besides public addresses (development); loopback also allows plain http to it; empty: https to public addresses only"},
@@ -130,9 +131,45 @@ func newFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: lastro %s %s\n\nflags:\n", name, synopsis)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		shown.SetOutput(out)
+		hidden := 0
+		fs.VisitAll(func(f *flag.Flag) {
+			if name != "serve" && serveOnly(f) {
+				hidden++ // accepted everywhere (one environment for every command), listed by serve
+				return
+			}
+			shown.Var(f.Value, f.Name, f.Usage)
+		})
+		shown.PrintDefaults()
+		if hidden > 0 {
+			fmt.Fprintf(out, "\n(the API server's %d own settings: lastro serve -h)\n", hidden)
+		}
 	}
 	return fs
+}
+
+// serveOnly reports a setting flag (one envString added, its usage
+// naming its variable) that only lastro serve reads: its listener,
+// limits, scheduler, sandbox and stream. Every command accepts it (they
+// share one environment), but only serve's -h lists it; a command's own
+// flag of the same name (ddb serve -addr) is not one.
+func serveOnly(f *flag.Flag) bool {
+	env := ""
+	for _, v := range limitVars {
+		if v.flag == f.Name {
+			env = v.env
+		}
+	}
+	switch f.Name {
+	case "addr", "admin-token", "agenda-hour", "scheduler", "psp-sandbox", "stream", "trusted-proxies", "store-addr":
+		for _, v := range configVars {
+			if v.flag == f.Name {
+				env = v.env
+			}
+		}
+	}
+	return env != "" && strings.HasSuffix(f.Usage, "("+env+")")
 }
 
 // loadConfig adds the engine's flags to fs, parses args and checks the
@@ -180,8 +217,19 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		return config{}, err
 	}
 	streamOn := *vals["LASTRO_STREAM"]
-	if streamOn != "on" && streamOn != "off" {
-		return config{}, fmt.Errorf("LASTRO_STREAM must be on or off, got %q", streamOn)
+	switch streamOn {
+	case "on", "off":
+	case "auto":
+		// With the embedded store nothing else reads its stream: serve
+		// does, or the portfolio's counters and the events would wait for
+		// a lastro stream nobody runs (and the stream keeps 24 hours).
+		// Beside a real table the consumer is a deployment of its own.
+		streamOn = "on"
+		if *vals["LASTRO_DYNAMODB_ENDPOINT"] != "" {
+			streamOn = "off"
+		}
+	default:
+		return config{}, fmt.Errorf("LASTRO_STREAM must be on, off or auto, got %q", streamOn)
 	}
 	proxies, err := web.ParsePrefixes(*vals["LASTRO_TRUSTED_PROXIES"])
 	if err != nil {

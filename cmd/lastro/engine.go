@@ -127,7 +127,7 @@ func (a *app) open(ctx context.Context) error {
 	log.Info("contact outbox and bureau files", "dir", files)
 	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
 		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau,
-		TrustedProxies: cfg.TrustedProxies, Egress: cfg.Egress})
+		TrustedProxies: cfg.TrustedProxies, Egress: cfg.Egress, ExportsDir: a.exportsDir()})
 	return err
 }
 
@@ -295,4 +295,14 @@ func streamsEndpoint(dynamo string) string {
 		return ""
 	}
 	return dynamo
+}
+
+// exportsDir is where the embedded store writes exports (beside its
+// Pebble folder); "" with an endpoint or in memory, where no folder of
+// this machine holds them.
+func (a *app) exportsDir() string {
+	if a.cfg.Endpoint != "" || a.cfg.inMemory() {
+		return ""
+	}
+	return filepath.Join(a.cfg.DataDir, "exports")
 }

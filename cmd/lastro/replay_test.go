@@ -157,7 +157,8 @@ func TestStreamReplaySendsDeadLettersOn(t *testing.T) {
 	defer recv.Close()
 
 	// The endpoint is an httptest server on loopback: allowed explicitly.
-	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_EGRESS_ALLOW": "loopback"})
+	// The consumer off: the records wait in the stream for the test to dead-letter them.
+	s := startServe(t, map[string]string{"LASTRO_DATA_DIR": dir, "LASTRO_ADMIN_TOKEN": testAdminToken, "LASTRO_EGRESS_ALLOW": "loopback", "LASTRO_STREAM": "off"})
 	call := func(method, path, token, body string, want int) map[string]any {
 		t.Helper()
 		status, out := doJSON(t, method, "http://"+s.addr+path, token, body)

@@ -13,6 +13,9 @@ import (
 	"lastro/collections/httpserve"
 )
 
+// streamDrainTimeout bounds the stream consumer's drain when serve stops.
+const streamDrainTimeout = 10 * time.Second
+
 // serve runs the engine: lastro serve.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg, err := loadConfig(newFlagSet("serve", "[flags]", stderr), args, os.Getenv)
@@ -47,18 +50,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// for it before the deferred Close stops the store under it.
 	schedCtx, stopSched := context.WithCancel(ctx)
 	defer stopSched()
-	schedDone := make(chan struct{})
-	if cfg.Scheduler {
-		sched, err := agenda.NewScheduler(e.Agenda, agenda.SchedulerOptions{Hour: cfg.AgendaHour, Logger: log})
-		if err != nil {
-			return err
-		}
-		go func() { defer close(schedDone); sched.Run(schedCtx) }()
-		log.Info("agenda scheduler on", "hour", cfg.AgendaHour)
-	} else {
-		close(schedDone)
-		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
-	}
 	// The stream consumer, when on, runs beside the API with the local
 	// defaults (the events file and dead letter in the data directory);
 	// lastro stream is the way to choose publishers or run it apart.
@@ -74,16 +65,44 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			if err := c.Run(schedCtx); err != nil {
 				log.Error("stream consumer stopped", "err", err)
 			}
+			// Stopping, serve drains what the last requests wrote, so a
+			// restart days later (past the stream's 24 hours) loses no
+			// event: bounded, since a stop must not hang.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), streamDrainTimeout)
+			defer cancel()
+			rep, err := c.Drain(dctx)
+			if err != nil {
+				log.Warn("stream consumer not drained at shutdown: the next start goes on from its checkpoint", "err", err)
+				return
+			}
+			log.Info("stream consumer drained", "records", rep.Records, "events", rep.Events)
 		}()
 		log.Info("stream consumer on")
 	} else {
 		close(streamDone)
+	}
+	schedDone := make(chan struct{})
+	if cfg.Scheduler {
+		sched, err := agenda.NewScheduler(e.Agenda, agenda.SchedulerOptions{Hour: cfg.AgendaHour, Logger: log})
+		if err != nil {
+			stopSched()
+			<-streamDone
+			return err
+		}
+		go func() { defer close(schedDone); sched.Run(schedCtx) }()
+		log.Info("agenda scheduler on", "hour", cfg.AgendaHour)
+	} else {
+		close(schedDone)
+		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
 	l := cfg.Limits
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
 		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_conns_per_addr", l.MaxConnsPerAddr,
 		"max_in_flight", l.MaxInFlight, "max_in_flight_webhooks", l.MaxInFlightWebhooks, "webhook_body_timeout", l.WebhookBodyTimeout.String(),
 		"egress", cfg.Egress.String(), "trusted_proxies", len(cfg.TrustedProxies))
+	log.Info("pages for collectors and supervisors: open the URL and log in with one of the tenant's API keys "+
+		"(its role decides what the pages show; POST /v1/tenants/{tenantId}/keys with the admin token issues one)",
+		"url", "http://"+ln.Addr().String()+"/ui/login")
 	err = httpserve.Run(ctx, ln, handler, l, 15*time.Second, log)
 	// Run returns when ctx ends or the server fails: the scheduler stops
 	// too, and serve waits for it before the deferred Close stops the store.

@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"lastro/collections/clock"
 	"lastro/collections/kit"
 	"lastro/collections/table"
 	"lastro/stream"
@@ -124,7 +123,10 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	if err != nil {
 		return nil, nil, err
 	}
-	lag, err := stream.NewLag(reg, clock.System{})
+	// The lag is measured on the engine's clock: the embedded store stamps
+	// its records with it (a frozen LASTRO_NOW would otherwise read as
+	// months of lag), and on AWS it is the wall clock.
+	lag, err := stream.NewLag(reg, a.Clock)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +164,7 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	}
 	c, err = stream.New(stream.Config{Kit: a.Kit, Streams: a.streams, Archive: archive, Translate: stream.Translate,
 		Publisher: pubs, DeadLetter: metrics.CountDead(dead), Owner: owner, Clock: a.Clock, Poll: o.poll,
-		Observe: lag.Observe, Logger: a.log})
+		Observe: lag.Observe, Tenants: a.Tenants.List, Logger: a.log})
 	return c, closeEach, err
 }
 

@@ -69,6 +69,7 @@ var Registry = []Prefix{
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"SHARD", SK, 0, "stream shard: the consumer's lease and checkpoint (ADR 0047)", []string{"streamLabel", "shardId"}},
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
+	{"SEED", SK, 0, "whether a stream's bucket counters were counted from the portfolio index (ADR 0079)", []string{"streamLabel"}},
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
 	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
@@ -385,6 +386,11 @@ func Shard(streamLabel, shardID string) string { return join("SHARD", streamLabe
 // kind names the job, subject what it works on (a tenant id, a migration
 // segment), neither ever a person's data.
 func Job(kind, subject string) string { return join("JOB", kind, subject) }
+
+// CountersSeed is the sort key, in the system partition, of the item that
+// says whether the bucket counters of a stream were counted from the
+// portfolio index (ADR 0079): until they are, the consumer adds no deltas.
+func CountersSeed(streamLabel string) string { return join("SEED", streamLabel) }
 
 // Profiles is the GSI3 partition listing a tenant's debtors.
 func Profiles(t string) string { return join("T", t, "PROFILES") }

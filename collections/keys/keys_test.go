@@ -66,6 +66,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
 		{PK, System, "platform system partition (stream consumer leases and checkpoints)"},
 		{SK, Shard("2026-09-24T12:00:00.000", "shardId-00000001790000000000-0a1b2c3d"), "stream shard: the consumer's lease and checkpoint (ADR 0047) streamLabel=2026-09-24T12:00:00.000 shardId=shardId-00000001790000000000-0a1b2c3d"},
+		{SK, CountersSeed("2026-09-24T12:00:00.000"), "whether a stream's bucket counters were counted from the portfolio index (ADR 0079) streamLabel=2026-09-24T12:00:00.000"},
 		{SK, BucketSummary("D031_060"), "a portfolio bucket's counters, maintained from the stream (ADR 0028) bucket=D031_060"},
 		{GSI1PK, Agenda("t042", "2026-09-24", 7), "tenant tenantId=t042 / agenda partition date=2026-09-24 shard=07"},
 		{GSI1SK, AgendaEntry("SMS_D5", "C-1"), "agenda entry nextAction=SMS_D5 contractId=C-1"},
