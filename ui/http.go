@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"embed"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"html/template"
@@ -25,6 +26,7 @@ import (
 	"lastro/collections/secret"
 	"lastro/collections/web"
 	"lastro/contactlimit"
+	"lastro/contract"
 	"lastro/debtor"
 	"lastro/portfolio"
 	"lastro/settlement"
@@ -472,4 +474,217 @@ func (u *UI) resolve(c echo.Context) error {
 		return u.fail(c, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/suspense?flash=resolved")
+}
+
+func (u *UI) find(c echo.Context) error {
+	q := strings.TrimSpace(c.QueryParam("q"))
+	if q == "" {
+		q = strings.TrimSpace(c.QueryParam("key")) // the old form's field
+	}
+	if q == "" {
+		return u.render(c, http.StatusOK, "find", u.newView(c, findData{}))
+	}
+	if debtorKeyShape.MatchString(q) {
+		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+q)
+	}
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	found, err := u.d.Debtors.Lookup(c.Request().Context(), t, debtor.LookupInput{Document: q})
+	if err != nil {
+		status, code, msg := errs.Public(err)
+		switch {
+		case status >= 500:
+			return u.fail(c, err)
+		case code == "debtor_not_found":
+			msg = "Nenhum devedor cadastrado com este CPF/CNPJ."
+		case status == http.StatusBadRequest:
+			msg = "Digite um CPF (11 dígitos), um CNPJ (14) ou a chave do devedor (16 caracteres)."
+		}
+		v := u.newView(c, findData{Query: q})
+		v.Problem = msg
+		return u.render(c, status, "find", v)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+found.DebtorKey)
+}
+
+func (u *UI) debtor(c echo.Context) error { return u.showDebtor(c, http.StatusOK, debtorData{}, "") }
+
+func (u *UI) showDebtor(c echo.Context, status int, extra debtorData, problem string) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	ctx := c.Request().Context()
+	v, err := u.d.Debtors.View(ctx, t, c.Param("debtorKey"), debtor.DefaultViewLimit, "")
+	if err != nil {
+		return u.fail(c, err)
+	}
+	since := calendar.MustParse(v.Today).AddDays(-contactDays).String()
+	d := extra
+	d.View, d.ContactDays, d.Contacts = v, contactDays, recentContacts(v.Contacts, since)
+	for _, cv := range v.Contracts {
+		p := contractPanel{ContractView: *cv}
+		for _, in := range cv.Installments {
+			if contract.IsOpen(in.Status) || in.Status == "OVERDUE" {
+				p.Open = append(p.Open, in)
+			} else {
+				p.Done = append(p.Done, in)
+			}
+		}
+		if cv.Status != contract.StatusSettled && cv.Status != contract.StatusWrittenOff {
+			if p.Due, err = u.d.Charges.Due(ctx, t, v.DebtorKey, cv.ContractID); err != nil {
+				return u.fail(c, err)
+			}
+		}
+		d.Contracts = append(d.Contracts, p)
+	}
+	if ev := c.QueryParam("events"); ev != "" {
+		cid, seq, err := parseEventsParam(ev)
+		if err != nil {
+			return u.fail(c, err)
+		}
+		d.EventsOf = ev
+		d.Events = instalmentEvents(v, cid, seq)
+	}
+	view := u.newView(c, d)
+	if problem != "" {
+		view.Problem = problem
+	}
+	return u.render(c, status, "debtor", view)
+}
+
+func actor(c echo.Context) contract.Actor {
+	s := sessionOf(c)
+	return contract.Actor{Role: s.Role, RequestID: web.RequestID(c)}
+}
+
+func (u *UI) refused(c echo.Context, formOf string, err error) error {
+	status, _, msg := errs.Public(err)
+	if status >= 500 || status == http.StatusUnauthorized {
+		return u.fail(c, err)
+	}
+	form, _ := c.FormParams()
+	form.Del("csrf")
+	return u.showDebtor(c, status, debtorData{Form: form, FormOf: formOf}, msg)
+}
+
+func (u *UI) promise(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	cid := c.FormValue("contractId")
+	cents, err := parseCents(c.FormValue("amount"))
+	if err != nil {
+		return u.refused(c, "promise:"+cid, errs.E(errs.Invalid, "invalid_amount", "valor inválido: use reais com até dois decimais, como 150,00"))
+	}
+	dk := c.Param("debtorKey")
+	in := arrangement.PromiseInput{PromisedDate: c.FormValue("promisedDate"), AmountCents: cents}
+	if _, err := u.d.Arrangements.MakePromise(c.Request().Context(), t, dk, cid, in, actor(c)); err != nil {
+		return u.refused(c, "promise:"+cid, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=promise")
+}
+
+func (u *UI) contact(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	dk := c.Param("debtorKey")
+	a := actor(c)
+	claim := contactlimit.Claim{DebtorKey: dk, ContractID: c.FormValue("contractId"), Channel: contactlimit.Channel(c.FormValue("channel")),
+		Template: c.FormValue("template"), Action: contactlimit.ManualAction, Actor: debtor.Actor(a)}
+	ctx := c.Request().Context()
+	var at contactlimit.Attempt
+	if u.d.Contacts.CanDeliver() {
+		at, err = u.d.Contacts.Send(ctx, t, claim)
+		var se *contactlimit.SendError
+		if errors.As(err, &se) && at.AttemptID != "" {
+			err = nil // counted, not delivered: the attempt's evidence says so
+		}
+	} else {
+		at, err = u.d.Contacts.Claim(ctx, t, claim)
+	}
+	if err != nil {
+		return u.refused(c, "contact", err)
+	}
+	if !at.Allowed {
+		return u.refused(c, "contact", errs.E(errs.Limit, "contact_blocked",
+			"contato não permitido agora: %s. A tentativa ficou registrada como evidência", label(string(at.Reason))))
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=contact")
+}
+
+func (u *UI) contactCard(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	card, err := u.d.Debtors.RevealContact(c.Request().Context(), t, c.Param("debtorKey"), debtor.Actor(actor(c)))
+	if err != nil {
+		return u.fail(c, err)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return u.showDebtor(c, http.StatusOK, debtorData{Card: card}, "")
+}
+
+func (u *UI) pix(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	ctx := c.Request().Context()
+	dk, cid := c.Param("debtorKey"), c.FormValue("contractId")
+	due, err := u.d.Charges.Due(ctx, t, dk, cid)
+	if err != nil {
+		return u.refused(c, "pix", err)
+	}
+	if len(due.Installments) == 0 {
+		return u.refused(c, "pix", errs.E(errs.Rule, "nothing_due", "este contrato não tem parcela em aberto"))
+	}
+	seq := due.Installments[0].Seq
+	ch, err := u.d.Charges.Issue(ctx, t, charges.Input{DebtorKey: dk, ContractID: cid, Seq: seq, Method: charges.PIX})
+	if err != nil {
+		return u.refused(c, "pix", err)
+	}
+	p := &pixShown{ContractID: cid, ChargeID: ch.ChargeID, CopiaECola: ch.PixCopiaECola, ExpiresAt: ch.ExpiresAt, Seq: seq, AmountCents: ch.AmountCents}
+	return u.showDebtor(c, http.StatusOK, debtorData{Pix: p}, "")
+}
+
+func (u *UI) dashboard(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	d, err := u.dashboardRows(c.Request().Context(), t)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	return u.render(c, http.StatusOK, "dashboard", u.newView(c, d))
+}
+
+func (u *UI) dashboardCSV(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	d, err := u.dashboardRows(c.Request().Context(), t)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	h := c.Response().Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="carteira-%s.csv"`, d.Today))
+	h.Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	_ = w.Write([]string{"date", "bucket", "bucketName", "contracts", "outstandingCents"})
+	for _, r := range d.Buckets {
+		_ = w.Write([]string{d.Today, r.Code, r.Name, strconv.FormatInt(r.Contracts, 10), strconv.FormatInt(r.OutstandingCents, 10)})
+	}
+	w.Flush()
+	return w.Error()
 }
