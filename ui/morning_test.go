@@ -1,0 +1,79 @@
+package ui_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"lastro/contract"
+	"lastro/debtor"
+	"lastro/engine/enginetest"
+)
+
+// TestCollectorsMorning: an operator logs in, finds a debtor by CPF (as
+// typed, with punctuation), shows the phone to call (an audit event
+// appears on the page), records the promise the debtor made and issues a
+// Pix from the 360 whose QR the page shows.
+func TestCollectorsMorning(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t, enginetest.PixSandbox())
+	tn, keys := env.Tenant(t, "t-desk")
+	cpf := env.CPF()
+	r, err := env.Debtors.Register(bg, tn, debtor.RegisterInput{Document: cpf, Name: "Joana Sintética", Phone: "+55 11 98888-7777"}, debtor.Actor{Role: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := contract.Input{ContractID: "C-DESK-1", ProductCode: "CREDIARIO_3X", Installments: enginetest.Monthly("2026-08-10", 3, 30000, 1500)}
+	if _, err := env.Contracts.Create(bg, tn, r.DebtorKey, in, contract.Actor{Role: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	shot := newShots(t)
+	text := func(what string, sel chromedp.CSS) string { return value(t, ctx, what, chromedp.Text(sel)) }
+
+	run(t, ctx, "log in", chromedp.Navigate(env.URL+"/ui/login"), chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.CSS(`input[name=key]`), keys["operator"]),
+		chromedp.Submit(chromedp.ID("login")), chromedp.WaitVisible(chromedp.ID("find")))
+	shot.take(ctx, "find")
+	run(t, ctx, "search by CPF", chromedp.SendKeys(chromedp.ID("q"), cpf), chromedp.Submit(chromedp.ID("find")),
+		chromedp.WaitVisible(chromedp.ID("profile")))
+	if loc := location(t, ctx); !strings.HasSuffix(loc, "/ui/debtors/"+r.DebtorKey) {
+		t.Fatalf("search by %s: at %s", cpf, loc)
+	}
+	if overdue := text("overdue", chromedp.CSS(`#contract-C-DESK-1 .due-overdue`)); overdue == "R$ 0,00" {
+		t.Errorf("a late contract owes %s today", overdue)
+	}
+	shot.take(ctx, "debtor")
+
+	run(t, ctx, "reveal the phone", chromedp.Click(chromedp.CSS(`#reveal button`)), chromedp.WaitVisible(chromedp.ID("contact-card")))
+	if phone := text("phone", chromedp.CSS(`#phone`)); !strings.Contains(phone, "988887777") {
+		t.Errorf("contact card phone %q", phone)
+	}
+	if hist := text("history", chromedp.CSS(`#debtor-events`)); !strings.Contains(hist, "Contato revelado") || !strings.Contains(hist, "operador") {
+		t.Errorf("no audit event of the reveal on the page: %q", hist)
+	}
+	shot.take(ctx, "contact-card")
+
+	run(t, ctx, "record the promise",
+		chromedp.Click(chromedp.CSS(`#contract-C-DESK-1 details:not(.done) summary`)),
+		chromedp.SetValue(chromedp.CSS(`#contract-C-DESK-1 form.promise-form input[name=promisedDate]`), "2026-09-30"),
+		chromedp.SendKeys(chromedp.CSS(`#contract-C-DESK-1 form.promise-form input[name=amount]`), "315,00"),
+		chromedp.Submit(chromedp.CSS(`#contract-C-DESK-1 form.promise-form`)), chromedp.WaitVisible(chromedp.ID("flash")))
+	if promises := text("promises", chromedp.CSS(`#contract-C-DESK-1 ul.promises`)); !strings.Contains(promises, "30/09/2026") || !strings.Contains(promises, "R$ 315,00") {
+		t.Errorf("promise on the page: %q", promises)
+	}
+	shot.take(ctx, "promise")
+
+	run(t, ctx, "generate a Pix", chromedp.Click(chromedp.CSS(`#contract-C-DESK-1 .pix-form button`)), chromedp.WaitVisible(chromedp.ID("pix")),
+		chromedp.WaitVisible(chromedp.ID("pix-qr")))
+	if code := value(t, ctx, "copia e cola", chromedp.Evaluate[string](`document.getElementById('copia').value`)); !strings.HasPrefix(code, "000201") {
+		t.Errorf("copia e cola %q is no BR Code", code)
+	}
+	loaded := value(t, ctx, "QR", chromedp.Evaluate[bool](`(async () => { const i = document.getElementById('pix-qr'); if (!i.complete) await new Promise(r => i.onload = r); return i.naturalWidth > 0 })()`,
+		chromedp.EvalAwaitPromise))
+	if !loaded {
+		t.Error("the Pix QR image did not load")
+	}
+	shot.take(ctx, "pix")
+}
