@@ -32,9 +32,10 @@ type ReturnLayout struct {
 	OtherCredits  Span
 	PaidOn        int // data da ocorrência, DDMMAAAA
 	CreditOn      int // data do crédito, DDMMAAAA
-	// ConvenioDigits splits a nosso número of full width into convênio
-	// and sequence in its settlement id (0: not split).
-	ConvenioDigits int
+	// ConvenioDigits splits a nosso número of NossoNumeroDigits digits
+	// into convênio and sequence in its settlement id (0: not split).
+	ConvenioDigits    int
+	NossoNumeroDigits int
 }
 
 // FebrabanReturn is FEBRABAN's "Layout Padrão CNAB 240" return lot
@@ -83,7 +84,7 @@ func withNossoNumero(s Span) ReturnLayout {
 // checked against real files).
 var banks = func() map[string]Bank {
 	bb := FebrabanReturn
-	bb.ConvenioDigits = 7 // BOL-001-<convênio>-<sequence>, ADR 0035
+	bb.ConvenioDigits, bb.NossoNumeroDigits = 7, NossoNumeroLen // BOL-001-<convênio>-<sequence>, ADR 0035
 	// Santander's own layout (Layout Padrão 240 v2.5): the title fields of
 	// T sit three to five positions before FEBRABAN's.
 	santander := FebrabanReturn
