@@ -407,15 +407,21 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 }
 
 // boletoID makes a generated 17-digit number a nosso número of the
-// tenant's convênio: the convênio's 7 digits, then the number's last 10
-// (a sequence the bank leaves to the beneficiary). The charge id is the
+// tenant's agreement: the convênio, then the number's last digits (a
+// sequence the bank leaves to the beneficiary). The charge id is the
 // nosso número, so a return file's liquidation finds its charge by it.
 func boletoID(t *tenant.Tenant, generated string) (string, error) {
-	set := t.Boleto()
-	if _, err := set.Layout(); err != nil {
+	l, err := t.Boleto().Layout()
+	if err != nil {
 		return "", err
 	}
-	return set.Convenio + generated[len(generated)-10:], nil
+	// The bank's layout says how much of the number is the agreement's
+	// (Banco do Brasil: a convênio of 7 or 8 digits, then the sequence).
+	id, err := l.NossoNumero(generated)
+	if err != nil {
+		return "", fmt.Errorf("boleto nosso número: %w", err)
+	}
+	return id, nil
 }
 
 // barcode lays out the boleto of nosso número nn due on due for cents
