@@ -52,7 +52,7 @@ func TestCheckDigits(t *testing.T) {
 // sum 26, check digit 4), the general ones by the modulo 11 above.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
-	bb := BBConvenio7{Convenio: "1234567", Carteira: "17"}
+	bb := BBConvenio{Convenio: "1234567", Carteira: "17"}
 	tests := []struct {
 		name    string
 		due     string
@@ -218,12 +218,12 @@ func TestNewAndLayoutRefuseBadParts(t *testing.T) {
 		{"amount over ten digits", func() error { _, err := New("001", calendar.Date{}, MaxAmountCents+1, free); return err }()},
 		{"short free field", func() error { _, err := New("001", calendar.Date{}, 1, free[1:]); return err }()},
 		{"due before 2000-07-03", func() error { _, err := New("001", calendar.MustParse("1999-01-01"), 1, free); return err }()},
-		{"convênio of 6 digits", func() error { _, err := (BBConvenio7{"123456", "17"}).FreeField("12345670000000001"); return err }()},
-		{"convênio starting with 0", func() error { _, err := (BBConvenio7{"0234567", "17"}).FreeField("02345670000000001"); return err }()},
-		{"carteira of 3 digits", func() error { _, err := (BBConvenio7{"1234567", "017"}).FreeField("12345670000000001"); return err }()},
-		{"nosso número of another convênio", func() error { _, err := (BBConvenio7{"1234567", "17"}).FreeField("76543210000000001"); return err }()},
-		{"nosso número of 16 digits", func() error { _, err := (BBConvenio7{"1234567", "17"}).FreeField("1234567000000001"); return err }()},
-		{"free field not BB", func() error { _, err := (BBConvenio7{}).Fields("1000001234567000000000117"); return err }()},
+		{"convênio of 6 digits", func() error { _, err := (BBConvenio{"123456", "17"}).FreeField("12345670000000001"); return err }()},
+		{"convênio starting with 0", func() error { _, err := (BBConvenio{"0234567", "17"}).FreeField("02345670000000001"); return err }()},
+		{"carteira of 3 digits", func() error { _, err := (BBConvenio{"1234567", "017"}).FreeField("12345670000000001"); return err }()},
+		{"nosso número of another convênio", func() error { _, err := (BBConvenio{"1234567", "17"}).FreeField("76543210000000001"); return err }()},
+		{"nosso número of 16 digits", func() error { _, err := (BBConvenio{"1234567", "17"}).FreeField("1234567000000001"); return err }()},
+		{"free field not BB", func() error { _, err := (BBConvenio{}).Fields("1000001234567000000000117"); return err }()},
 	}
 	for _, tt := range tests {
 		if !errors.Is(tt.err, ErrInvalid) {

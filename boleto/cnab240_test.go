@@ -68,8 +68,8 @@ func TestParseReturnRefusesMalformedFiles(t *testing.T) {
 	}{
 		{"empty", func(cnabtest.Lines) string { return "" }, 1, "empty"},
 		{"truncated: no trailers", func(l cnabtest.Lines) string { return l[:7].CRLF() }, 8, "truncated"},
-		{"truncated mid-line", func(l cnabtest.Lines) string { return l[:4].CRLF() + l[4][:100] }, 5, "characters"},
-		{"short line", func(l cnabtest.Lines) string { l[2] = l[2][:239]; return l.LF() }, 3, "characters"},
+		{"truncated mid-line", func(l cnabtest.Lines) string { return l[:4].CRLF() + l[4][:100] }, 6, "truncated"},
+		{"cut inside a segment U", func(l cnabtest.Lines) string { return l[:3].CRLF() + l[3][:100] }, 4, "net amount"},
 		{"long line", func(l cnabtest.Lines) string { l[3] += "    "; return l.CRLF() }, 4, "more than 240"},
 		{"241 characters", func(l cnabtest.Lines) string { l[3] += " "; return l.LF() }, 4, "characters"},
 		{"a tab", edit(4, 200, "\t"), 4, "printable"},
@@ -89,8 +89,9 @@ func TestParseReturnRefusesMalformedFiles(t *testing.T) {
 		{"file count wrong", edit(10, 24, "000011"), 10, "counts 11 records"},
 		{"lots count wrong", edit(10, 18, "000002"), 10, "counts 2 lots"},
 		{"line after the trailer", func(l cnabtest.Lines) string { return append(l, l[0]).CRLF() }, 11, "nothing may follow"},
-		{"blank line at the end", func(l cnabtest.Lines) string { return l.CRLF() + "\r\n" }, 11, "characters"},
-		{"lot out of sequence", edit(2, 4, "0002"), 2, "lot 2 out of sequence"},
+		{"blank line at the end", func(l cnabtest.Lines) string { return l.CRLF() + "\r\n" }, 11, "nothing may follow"},
+		{"lot header apart from its details", edit(2, 4, "0002"), 3, "outside its lot"},
+		{"lot 0000", func(l cnabtest.Lines) string { return renumber(l, "0000") }, 2, "numbered 0001-9998"},
 		{"retorno lot operation", edit(2, 9, "R"), 2, "not a return lot"},
 	}
 	for _, tt := range tests {
@@ -103,6 +104,51 @@ func TestParseReturnRefusesMalformedFiles(t *testing.T) {
 			}
 			if re.Line != tt.line || !strings.Contains(re.Msg, tt.want) {
 				t.Fatalf("line %d %q, want line %d holding %q", re.Line, re.Msg, tt.line, tt.want)
+			}
+		})
+	}
+}
+
+// renumber gives the whole lot of l another number.
+func renumber(l cnabtest.Lines, lot string) string {
+	for i := 1; i < len(l)-1; i++ {
+		l[i] = l[i][:3] + lot + l[i][7:]
+	}
+	return l.CRLF()
+}
+
+// TestParseReturnReadsThroughHarmlessDepartures: lines that lost their
+// trailing spaces are padded back; a lot numbered out of sequence (all its
+// records agreeing), a lot trailer counting its details only and a file
+// header whose retorno code moved are read, each with a note naming its
+// line.
+func TestParseReturnReadsThroughHarmlessDepartures(t *testing.T) {
+	t.Parallel()
+	trimmed := sample()
+	for i := range trimmed {
+		trimmed[i] = strings.TrimRight(trimmed[i], " ")
+	}
+	moved := sample()
+	moved[0] = moved[0][:142] + " " + moved[0][143:]
+	detailsOnly := sample()
+	detailsOnly[8] = detailsOnly[8][:17] + "000006" + detailsOnly[8][23:]
+	tests := []struct {
+		name, file, note string
+	}{
+		{"trailing spaces lost", trimmed.LF(), ""},
+		{"lot 9692", renumber(sample(), "9692"), "line 2: lot 9692 out of sequence"},
+		{"lot trailer counts details", detailsOnly.CRLF(), "line 9: the lot trailer counts its 6 details"},
+		{"header code moved", moved.CRLF(), "line 1: the file header's position 143 is not 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := boleto.ParseReturn(strings.NewReader(tt.file))
+			if err != nil || len(r.Titles) != 3 || r.Titles[0].PaidCents != 102467 {
+				t.Fatalf("ParseReturn = %+v, %v", r, err)
+			}
+			if tt.note == "" && len(r.Notes) != 0 || tt.note != "" && (len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], tt.note)) {
+				t.Fatalf("notes %q, want %q", r.Notes, tt.note)
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 // due on 2026-09-24; its 47-digit line is what the debtor types, and it
 // parses back to the same boleto, due date included.
 func ExampleNew() {
-	layout := boleto.BBConvenio7{Convenio: "1234567", Carteira: "17"}
+	layout := boleto.BBConvenio{Convenio: "1234567", Carteira: "17"}
 	free, err := layout.FreeField("12345670000000001")
 	if err != nil {
 		fmt.Println(err)

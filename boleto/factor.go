@@ -59,3 +59,24 @@ func DateOfFactor(factor int, ref calendar.Date) (calendar.Date, error) {
 	}
 	return d, nil
 }
+
+// NearestDatesOfFactor are the dates with factor (1000-9999) closest to
+// the window around ref (DateOfFactor): the last one before its start and
+// the first one after its end; zero when there is none (a date before
+// 2000-07-03, or a factor out of range). For a factor in the window's
+// gap, they tell a reader what the boleto may have meant.
+func NearestDatesOfFactor(factor int, ref calendar.Date) (before, after calendar.Date) {
+	if factor < MinFactor || factor > MaxFactor {
+		return calendar.Date{}, calendar.Date{}
+	}
+	lo, hi := ref.AddDays(-PastDays), ref.AddDays(FutureDays)
+	for d := Base.AddDays(factor); !d.After(hi.AddDays(cycle)); d = d.AddDays(cycle) {
+		switch {
+		case d.Before(lo):
+			before = d
+		case d.After(hi):
+			return before, d
+		}
+	}
+	return before, after
+}

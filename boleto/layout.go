@@ -1,15 +1,13 @@
 package boleto
 
 import (
-	"fmt"
-	"sort"
 	"strings"
 )
 
 // Layout is a bank's free field (barcode positions 20-44): how a nosso
 // número (the bank's number of the slip) and the beneficiary's agreement
 // are written in it, and read back. Banks differ; add one by implementing
-// Layout and registering it in the layouts table below (LayoutFor).
+// Layout and giving its row of the bank table (banks.go) a build function.
 type Layout interface {
 	// Bank is the FEBRABAN code of the bank the layout belongs to.
 	Bank() string
@@ -17,6 +15,11 @@ type Layout interface {
 	FreeField(nossoNumero string) (string, error)
 	// Fields decodes a free field into its named parts, in order.
 	Fields(free string) ([]Field, error)
+	// NossoNumero makes a nosso número of the agreement from a number the
+	// issuer drew (at least NossoNumeroLen digits, the first not zero):
+	// the agreement's prefix, then as many of the number's last digits as
+	// the layout leaves to the beneficiary.
+	NossoNumero(drawn string) (string, error)
 }
 
 // Field is one named part of a free field.
@@ -28,26 +31,32 @@ type Field struct {
 // BankBB is Banco do Brasil's FEBRABAN code.
 const BankBB = "001"
 
-// BBConvenio7 is Banco do Brasil's free field for a 7-digit convênio
-// (cobrança with a 17-digit nosso número): six zeros, the nosso número —
-// the convênio's 7 digits then a 10-digit sequence — and the carteira:
+// BBConvenio is Banco do Brasil's free field for a convênio of 7 or 8
+// digits (cobrança with a 17-digit nosso número): six zeros, the nosso
+// número — the convênio, then a sequence of 10 digits (convênio of 7) or
+// 9 (convênio of 8) — and the carteira:
 //
-//	000000 CCCCCCC SSSSSSSSSS KK
-type BBConvenio7 struct {
-	Convenio string // 7 digits, the first not zero
+//	000000 CCCCCCC  SSSSSSSSSS KK   (convênio of 7)
+//	000000 CCCCCCCC SSSSSSSSS  KK   (convênio of 8)
+//
+// Both shapes are the same 25 digits, so a free field alone does not say
+// which one it is: only the convênio does (Fields with Convenio set).
+type BBConvenio struct {
+	Convenio string // 7 or 8 digits, the first not zero; "" reads any
 	Carteira string // 2 digits (e.g. 17)
 }
 
-// NossoNumeroLen is the length of a BB convênio-7 nosso número.
+// NossoNumeroLen is the length of a BB nosso número of a convênio of 7 or
+// 8 digits.
 const NossoNumeroLen = 17
 
 // Bank implements Layout.
-func (BBConvenio7) Bank() string { return BankBB }
+func (BBConvenio) Bank() string { return BankBB }
 
 // Validate checks the convênio and carteira.
-func (l BBConvenio7) Validate() error {
-	if len(l.Convenio) != 7 || !digits(l.Convenio) || l.Convenio[0] == '0' {
-		return invalidf("a Banco do Brasil convênio has 7 digits, the first not zero")
+func (l BBConvenio) Validate() error {
+	if n := len(l.Convenio); (n != 7 && n != 8) || !digits(l.Convenio) || l.Convenio[0] == '0' {
+		return invalidf("a Banco do Brasil convênio has 7 or 8 digits, the first not zero")
 	}
 	if len(l.Carteira) != 2 || !digits(l.Carteira) {
 		return invalidf("a carteira has 2 digits")
@@ -57,7 +66,7 @@ func (l BBConvenio7) Validate() error {
 
 // FreeField implements Layout: the nosso número must be 17 digits that
 // begin with the convênio.
-func (l BBConvenio7) FreeField(nossoNumero string) (string, error) {
+func (l BBConvenio) FreeField(nossoNumero string) (string, error) {
 	if err := l.Validate(); err != nil {
 		return "", err
 	}
@@ -67,20 +76,42 @@ func (l BBConvenio7) FreeField(nossoNumero string) (string, error) {
 	return "000000" + nossoNumero + l.Carteira, nil
 }
 
-// Fields implements Layout. It reads any BB convênio-7 free field, not
-// only one of l's convênio.
-func (BBConvenio7) Fields(free string) ([]Field, error) {
+// NossoNumero implements Layout: the convênio, then the drawn number's
+// last 10 digits (convênio of 7) or 9 (convênio of 8).
+func (l BBConvenio) NossoNumero(drawn string) (string, error) {
+	if err := l.Validate(); err != nil {
+		return "", err
+	}
+	if len(drawn) < NossoNumeroLen || !digits(drawn) {
+		return "", invalidf("the drawn number must be at least %d digits", NossoNumeroLen)
+	}
+	return l.Convenio + drawn[len(drawn)-(NossoNumeroLen-len(l.Convenio)):], nil
+}
+
+// Fields implements Layout. It reads any BB free field of this shape. With
+// a convênio set and the free field beginning with it, the convênio and
+// the sequence are split at its length; without one, the split of a
+// convênio of 7 digits is given and the field "convenioDigits" says that
+// the free field cannot tell 7 from 8.
+func (l BBConvenio) Fields(free string) ([]Field, error) {
 	if len(free) != FreeLen || !digits(free) {
 		return nil, invalidf("the free field must be %d digits", FreeLen)
 	}
 	if free[:6] != "000000" {
-		return nil, invalidf("not a Banco do Brasil convênio-7 free field (it begins with six zeros)")
+		return nil, invalidf("not a Banco do Brasil convênio-7/8 free field (it begins with six zeros)")
+	}
+	nn := free[6:23]
+	digitsNote := "7 or 8 (the free field does not tell; the convênio does)"
+	cut := 7
+	if n := len(l.Convenio); (n == 7 || n == 8) && strings.HasPrefix(nn, l.Convenio) {
+		cut, digitsNote = n, string(rune('0'+n))
 	}
 	return []Field{
-		{Name: "convenio", Value: free[6:13]},
-		{Name: "nossoNumero", Value: free[6:23]},
-		{Name: "sequencia", Value: free[13:23]},
+		{Name: "convenio", Value: nn[:cut]},
+		{Name: "nossoNumero", Value: nn},
+		{Name: "sequencia", Value: nn[cut:]},
 		{Name: "carteira", Value: free[23:25]},
+		{Name: "convenioDigits", Value: digitsNote},
 	}, nil
 }
 
@@ -93,60 +124,30 @@ type Agreement struct {
 	Carteira string
 }
 
-// bankLayout is one row of the layouts table: a bank's name, how an
-// agreement becomes its Layout, and the Layout that reads any of its
-// free fields.
-type bankLayout struct {
-	name   string
-	build  func(Agreement) (Layout, error)
-	reader Layout
-}
-
-// layouts is the table of the banks whose free field is laid out, by
-// FEBRABAN code. It is only read; a bank is added here, in one place.
-var layouts = map[string]bankLayout{
-	BankBB: {name: "Banco do Brasil (convênio of 7 digits)", reader: BBConvenio7{}, build: func(a Agreement) (Layout, error) {
-		l := BBConvenio7{Convenio: a.Convenio, Carteira: a.Carteira}
-		return l, l.Validate()
-	}},
-}
-
-// ErrUnsupportedBank is LayoutFor's answer for a bank with no layout in
-// the table; it wraps ErrInvalid.
-var ErrUnsupportedBank = fmt.Errorf("%w: no free-field layout for this bank", ErrInvalid)
-
-// LayoutFor is the free-field layout of an agreement: its bank's, built
-// from the convênio and carteira and validated. A bank not in the table
-// is ErrUnsupportedBank; an agreement its layout refuses wraps ErrInvalid.
+// LayoutFor is the free-field layout of an agreement: its bank's row of
+// the bank table (BankOf), built from the convênio and carteira and
+// validated. A bank not in the table, or one whose free field is not laid
+// out here, is ErrUnsupportedBank; an agreement its layout refuses wraps
+// ErrInvalid.
 func LayoutFor(a Agreement) (Layout, error) {
-	bl, ok := layouts[a.Bank]
-	if !ok {
+	b, ok := BankOf(a.Bank)
+	if !ok || b.build == nil {
 		return nil, ErrUnsupportedBank
 	}
-	l, err := bl.build(a)
+	l, err := b.build(a)
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// Banks lists the banks LayoutFor knows, "code name", by code.
-func Banks() []string {
-	var out []string
-	for code, bl := range layouts {
-		out = append(out, code+" "+bl.name)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Fields reads a boleto's free field with its bank's layout; ok is false
 // when no layout in the table reads it.
 func (b Boleto) Fields() (fields []Field, ok bool) {
-	bl, known := layouts[b.Bank]
-	if !known {
+	bk, known := BankOf(b.Bank)
+	if !known || bk.reader == nil {
 		return nil, false
 	}
-	f, err := bl.reader.Fields(b.FreeField)
+	f, err := bk.reader.Fields(b.FreeField)
 	return f, err == nil
 }

@@ -132,6 +132,14 @@ func (s *Service) AtPSP(ctx context.Context, t *tenant.Tenant, chargeID string) 
 // the webhook or by reconcile — cancelling never refuses money (ADR 0048).
 func (s *Service) Cancel(ctx context.Context, t *tenant.Tenant, chargeID string) (*Cancelled, error) {
 	ctx = kit.Within(ctx, "charge.cancel")
+	// A boleto is withdrawn through the bank's next shipping file
+	// (registration.go), not at a PSP.
+	if key, ok, err := s.boletoKey(ctx, t, chargeID); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.cancelBoleto(ctx, t, key)
+	}
 	item, err := s.load(ctx, t, chargeID)
 	if err != nil {
 		return nil, err

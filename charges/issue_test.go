@@ -141,7 +141,7 @@ func TestBoletoChargeAnswersItsBarcode(t *testing.T) {
 	}{
 		{`{"bank":"237","convenio":"7654321","carteira":"09"}`, "unsupported_bank"},
 		{`{"bank":"001","convenio":"765432","carteira":"18"}`, "invalid_boleto_settings"},
-		{`{"bank":"001","convenio":"7654321","carteira":"18","agencia":"1"}`, "invalid_json"},
+		{`{"bank":"001","convenio":"7654321","carteira":"18","agency":"1"}`, "invalid_json"},
 	} {
 		if status, out := env.Do(t, http.MethodPut, "/v1/tenant/boleto", sup, tt.body); status != http.StatusBadRequest || enginetest.ErrorCode(out) != tt.code {
 			t.Errorf("%s: %d %v, want 400 %s", tt.body, status, out, tt.code)

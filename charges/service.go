@@ -18,7 +18,9 @@ import (
 	"lastro/collections/idem"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/collections/pii"
 	"lastro/contract"
+	"lastro/debtor"
 	"lastro/policy"
 	"lastro/psp"
 	"lastro/tenant"
@@ -38,6 +40,8 @@ type Service struct {
 	clock    clock.Clock
 	idem     *idem.Store
 	psps     Provider
+	debtors  *debtor.Service // opens payers for shipping files and slips (registration.go)
+	sealer   pii.Sealer      // seals shipping files (registration.go)
 	// newID generates a charge id; tests replace it to force a collision.
 	newID func(method string) string
 }
@@ -52,6 +56,11 @@ type Deps struct {
 	// PSPs gives each tenant's Pix PSP; nil (or a nil PSP for a tenant):
 	// Pix charges are issued without a BR Code, as a txid and an amount.
 	PSPs Provider
+	// Debtors and Sealer serve boleto registration and slips: the payer
+	// read from the sealed profile, the shipping files kept sealed. Nil:
+	// no shipping file is written.
+	Debtors *debtor.Service
+	Sealer  pii.Sealer
 }
 
 // Provider resolves a tenant's Pix PSP (psp/tenantpsp); nil when it has none.
@@ -61,7 +70,8 @@ type Provider interface {
 
 // NewService returns the charges service.
 func NewService(d Deps) *Service {
-	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, psps: d.PSPs, newID: NewChargeID}
+	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, psps: d.PSPs, debtors: d.Debtors,
+		sealer: d.Sealer, newID: NewChargeID}
 }
 
 func (s *Service) db(t *tenant.Tenant) *kit.Tenant { return s.kit.Tenant(t.ID, t.CursorKey()) }
@@ -102,6 +112,8 @@ type Issued struct {
 	PixType       string `json:"pixType,omitempty"`
 	PixCopiaECola string `json:"pixCopiaECola,omitempty"`
 	Location      string `json:"location,omitempty"`
+	// Registration is a boleto's standing with its bank (registration.go).
+	Registration *Registration `json:"registration,omitempty"`
 }
 
 // Validity says how long a charge is payable for its quoted amount: a Pix
@@ -363,7 +375,21 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		if err != nil {
 			return nil, err
 		}
-		err = s.db(t).Transact(ctx, kit.PutAction(lookup, &notExists), kit.PutAction(item, &notExists))
+		actions := []kit.Action{kit.PutAction(lookup, &notExists)}
+		if in.Method == BOLETO {
+			// Registered with the bank by the next shipping file: the
+			// pending entry is written with the charge (ADR 0072).
+			reg, pending, err := registrationFor(t, out, in.DebtorKey, p, now)
+			if err != nil {
+				return nil, err
+			}
+			if item["registration"], err = attributevalue.Marshal(reg); err != nil {
+				return nil, err
+			}
+			out.Registration = reg
+			actions = append(actions, kit.PutAction(pending, &notExists))
+		}
+		err = s.db(t).Transact(ctx, append(actions, kit.PutAction(item, &notExists))...)
 		if err == nil {
 			return out, nil
 		}
@@ -381,15 +407,21 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 }
 
 // boletoID makes a generated 17-digit number a nosso número of the
-// tenant's convênio: the convênio's 7 digits, then the number's last 10
-// (a sequence the bank leaves to the beneficiary). The charge id is the
+// tenant's agreement: the convênio, then the number's last digits (a
+// sequence the bank leaves to the beneficiary). The charge id is the
 // nosso número, so a return file's liquidation finds its charge by it.
 func boletoID(t *tenant.Tenant, generated string) (string, error) {
-	set := t.Boleto()
-	if _, err := set.Layout(); err != nil {
+	l, err := t.Boleto().Layout()
+	if err != nil {
 		return "", err
 	}
-	return set.Convenio + generated[len(generated)-10:], nil
+	// The bank's layout says how much of the number is the agreement's
+	// (Banco do Brasil: a convênio of 7 or 8 digits, then the sequence).
+	id, err := l.NossoNumero(generated)
+	if err != nil {
+		return "", fmt.Errorf("boleto nosso número: %w", err)
+	}
+	return id, nil
 }
 
 // barcode lays out the boleto of nosso número nn due on due for cents

@@ -176,13 +176,13 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.PSPs = tenantpsp.New(e.Tenants, d.Egress)
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
-		PSPs: e.PSPs})
+		PSPs: e.PSPs, Debtors: e.Debtors, Sealer: e.Sealer})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock,
 		Charges: e.Charges})
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
 		Charges: e.Charges})
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
-	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement})
+	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement, Charges: e.Charges})
 	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
 		Arrangements: e.Arrangements, Contacts: e.Contacts, Charges: e.Charges, Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey, ExportsDir: d.ExportsDir}); err != nil {
 		return nil, err

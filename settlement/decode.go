@@ -19,6 +19,10 @@ type Payload struct {
 	ChargeID     string    `json:"chargeId"`
 	AmountCents  int64     `json:"amountCents"`
 	PaidAt       time.Time `json:"paidAt"`
+	// Bank is set by a boleto return-file import only (never decoded from
+	// a webhook): the bank's fee and the other amounts, kept on the STL
+	// item beside the payment.
+	Bank *BankReport `json:"-"`
 }
 
 // MaxAmountCents bounds one settlement: R$ 100 billion, far above any

@@ -59,7 +59,10 @@ type stlItem struct {
 	Reversed            []contract.PaidLine `dynamodbav:"reversed,omitempty"`
 	ReversedCents       int64               `dynamodbav:"reversedCents,omitempty"`
 	ReversedCreditCents int64               `dynamodbav:"reversedCreditCents,omitempty"`
-	Version             int                 `dynamodbav:"version"`
+	// Bank is what a boleto's return file reported beside the amount
+	// paid (bank.go); nil for any other settlement.
+	Bank    *BankReport `dynamodbav:"bank,omitempty"`
+	Version int         `dynamodbav:"version"`
 }
 
 // Applied is what a settlement paid on one instalment of its contract.
@@ -101,12 +104,14 @@ type Outcome struct {
 	QuoteHonoured  bool      `json:"quoteHonoured"` // the charge's quote was paid within its validity
 	Reason         string    `json:"reason,omitempty"`
 	ReceivedAt     string    `json:"receivedAt"`
+	// Bank is the bank's report of a boleto payment, as first recorded.
+	Bank *BankReport `json:"bank,omitempty"`
 }
 
 func (it stlItem) outcome(status string) *Outcome {
 	return &Outcome{Status: status, Outcome: it.Outcome, SettlementID: it.SettlementID, ChargeID: it.ChargeID, AmountCents: it.AmountCents,
 		AppliedCents: it.AppliedCents, CreditCents: it.CreditCents, ContractID: it.ContractID, Seq: it.Seq, AppliedTo: it.AppliedTo,
-		ContractStatus: it.ContractStatus, QuoteHonoured: it.QuoteHonoured, Reason: it.Reason, ReceivedAt: it.ReceivedAt}
+		ContractStatus: it.ContractStatus, QuoteHonoured: it.QuoteHonoured, Reason: it.Reason, ReceivedAt: it.ReceivedAt, Bank: it.Bank}
 }
 
 func instant(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

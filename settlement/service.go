@@ -195,7 +195,7 @@ func (s *Service) duplicate(ctx context.Context, t *tenant.Tenant, p Payload, tc
 func (s *Service) unmatched(ctx context.Context, t *tenant.Tenant, p Payload, received time.Time, reason string) (*Outcome, error) {
 	pk, sk := settlementKey(t.ID, p.SettlementID)
 	stl := stlItem{PK: pk, SK: sk, Type: TypeSettlement, SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
-		PaidAt: instant(p.PaidAt), ReceivedAt: keys.Timestamp(received), Outcome: OutcomeUnmatched, Reason: reason, Version: 1}
+		PaidAt: instant(p.PaidAt), ReceivedAt: keys.Timestamp(received), Outcome: OutcomeUnmatched, Reason: reason, Bank: p.Bank, Version: 1}
 	stlAV, err := attributevalue.MarshalMap(stl)
 	if err != nil {
 		return nil, err
@@ -351,7 +351,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	spk, ssk := settlementKey(t.ID, p.SettlementID)
 	stl := stlItem{PK: spk, SK: ssk, Type: TypeSettlement, SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
 		PaidAt: instant(p.PaidAt), ReceivedAt: ts, Outcome: OutcomeApplied, DebtorKey: lk.DebtorKey, ContractID: lk.ContractID, Seq: lk.Seq,
-		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: h.Status, QuoteHonoured: quoted, Version: 1}
+		AppliedCents: alloc.AppliedCents, CreditCents: alloc.CreditCents, ContractStatus: h.Status, QuoteHonoured: quoted, Bank: p.Bank, Version: 1}
 	for _, l := range alloc.Lines {
 		stl.AppliedTo = append(stl.AppliedTo, Applied{Seq: l.Seq, Cents: l.Paid.Total(), Settled: l.Settled})
 		stl.Paid = append(stl.Paid, contract.PaidLine{Seq: l.Seq, Fine: l.Paid.Fine, LateInterest: l.Paid.LateInterest,

@@ -406,7 +406,8 @@ func (s *Service) BoletoRoutes(srv *web.Server) {
 	example := BoletoInput{Bank: "001", Convenio: "1234567", Carteira: "17"}
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/boleto",
 		Summary: "Set the bank agreement boletos are issued under: bank (001, Banco do Brasil: the one free-field layout so far), " +
-			"convenio (7 digits) and carteira (2 digits). Until set, the demo settings 001/1234567/17 apply (default: true), which no bank honours",
+			"convenio (7 or 8 digits) and carteira (2 digits), and the beneficiary the shipping files and slips carry (beneficiaryName, " +
+			"beneficiaryDocument: the lender's CNPJ, agencia, agenciaDv, conta, contaDv). Until set, the demo settings 001/1234567/17 apply (default: true), which no bank honours",
 		Roles: []web.Role{web.Supervisor}, Request: example, Response: BoletoSettings{Bank: "001", Convenio: "1234567", Carteira: "17"}, Errors: []int{http.StatusConflict}}, s.putBoleto)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/boleto", Summary: "The tenant's boleto settings (default: true while they are the demo ones)",
 		Roles: []web.Role{web.Operator, web.Supervisor, web.Compliance}, Response: DefaultBoleto}, s.getBoleto)
@@ -421,7 +422,7 @@ func (s *Service) putBoleto(c echo.Context) error {
 	if err := web.Bind(c, &in); err != nil {
 		return err
 	}
-	out, err := s.SetBoleto(c.Request().Context(), t, BoletoSettings{Bank: in.Bank, Convenio: in.Convenio, Carteira: in.Carteira})
+	out, err := s.SetBoleto(c.Request().Context(), t, in.Settings())
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ type Title struct {
 	PaidCents   int64
 	PaidOn      string // DDMMAAAA, U 138-145
 	CreditOn    string // DDMMAAAA, U 146-153
+	FeeCents    int64  // T 199-213, the bank's fee; U 93-107 is paid less it
+	Reasons     string // T 214-223, the movement's reason codes (e.g. "0809" for a rejection)
 }
 
 // rec is a 240-character record being filled.
@@ -60,6 +62,8 @@ func Return(bank string, titles ...Title) Lines {
 		tr.put(58, "7")
 		tr.put(74, t.DueDate)
 		tr.num(82, 15, t.FaceCents)
+		tr.num(199, 15, t.FeeCents)
+		tr.put(214, t.Reasons)
 		out = append(out, string(tr))
 		u := newRec(bank, "0001", '3')
 		u.num(9, 5, int64(2*i+2))
@@ -69,7 +73,7 @@ func Return(bank string, titles ...Title) Lines {
 			u.num(at, 15, 0)
 		}
 		u.num(78, 15, t.PaidCents)
-		u.num(93, 15, t.PaidCents)
+		u.num(93, 15, t.PaidCents-t.FeeCents)
 		u.put(138, t.PaidOn)
 		u.put(146, t.CreditOn)
 		out = append(out, string(u))

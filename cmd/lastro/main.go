@@ -57,8 +57,10 @@ commands:
                publishers again, or dead events to the tenants' webhooks); idempotent (event
                ids are deterministic); what still fails goes to FILE.remaining, FILE unchanged
   ddb serve    run the embedded DynamoDB-compatible store standalone
-  boleto parse [--today D] <linha>
+  boleto parse [--today D] [--convenio C] <linha>
                decode a linha digitável or barcode (bank, due date, amount, free field), every check digit verified
+  boleto remessa new|list|get N [--url U] [--out FILE]
+               write, list or download the tenant's CNAB 240 shipping files over the API (supervisor key in LASTRO_API_KEY)
   psp sandbox --addr A --webhook-secret S
                run the sandbox Pix PSP standalone (BACEN Pix API subset, POST /sandbox/pay)
   demo seed --tenant ID --debtors N [--seed S]
@@ -110,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "demo":
 		return demoCmd(ctx, args[1:], stdout, stderr)
 	case "boleto":
-		return boletoCmd(args[1:], stdout, stderr, time.Now())
+		return boletoCmd(ctx, args[1:], stdout, stderr, time.Now())
 	case "export":
 		return exportCmd(ctx, args[1:], stdout, stderr)
 	case "report":

@@ -47,6 +47,7 @@ var Registry = []Prefix{
 	{"STL", PK, 1, "settlement (idempotency record)", []string{"settlementId"}},
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
+	{"REM", PK, 1, "boleto registrations with one bank: pending entries and shipping files (ADR 0072)", []string{"bank"}},
 	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
 	// The stream consumer's bookkeeping belongs to no tenant: a shard of the
 	// table's stream carries every tenant's changes (ADR 0047).
@@ -75,6 +76,8 @@ var Registry = []Prefix{
 	{"WEBSESSION", SK, 0, "web page session, by its random id (ADR 0058)", []string{"sessionId"}},
 	{"RETENTION", SK, 0, "the tenant's personal-data retention policy (ADR 0077)", nil},
 	{"JOB", SK, 0, "a maintenance job's lease and checkpoint, in the system partition (ADRs 0075-0078)", []string{"kind", "subject"}},
+	{"PEND", SK, 0, "a boleto registration awaiting the next shipping file (ADR 0072)", []string{"ts", "chargeId", "movement"}},
+	{"FILE", SK, 0, "a boleto shipping file (remessa), by its number (ADR 0072)", []string{"number"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -242,6 +245,25 @@ func ReversalReview(receivedAt time.Time, rtrID string) string {
 
 // ReversalReviewPrefix selects the reversals awaiting review.
 const ReversalReviewPrefix = "RVW" + Sep
+
+// Remessas is the partition of a tenant's boleto registrations with one
+// bank (ADR 0072).
+func Remessas(t, bank string) string { return join("T", t, "REM", bank) }
+
+// RemessaPending is a registration waiting for the next shipping file, in
+// the order it was asked for.
+func RemessaPending(at time.Time, chargeID, movement string) string {
+	return join("PEND", Timestamp(at), chargeID, movement)
+}
+
+// RemessaPendingPrefix selects the pending registrations, oldest first.
+const RemessaPendingPrefix = "PEND" + Sep
+
+// RemessaFile is shipping file number n (zero-padded to 6, the NSA's width).
+func RemessaFile(n int) string { return join("FILE", fmt.Sprintf("%06d", n)) }
+
+// RemessaFilePrefix selects the shipping files, by number.
+const RemessaFilePrefix = "FILE" + Sep
 
 // Idempotency is the partition of an Idempotency-Key record.
 func Idempotency(t, keyHash string) string { return join("T", t, "IDEM", keyHash) }

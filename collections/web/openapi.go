@@ -24,6 +24,9 @@ type Doc struct {
 	// RawBody is the media type of a request body that is not JSON (a
 	// bank's text file: "text/plain"); it is documented as a string.
 	RawBody string
+	// RawResponse is the media type of a success body that is not JSON
+	// (a PDF, a PNG, a bank's text file); it is documented as binary.
+	RawResponse string
 	// OperationID names the operation; "" derives it from the method and
 	// the path (OperationID), which is unique because routes are.
 	OperationID string
@@ -159,8 +162,13 @@ func (s *Server) Document() map[string]any {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		success := response("Success", d.Response)
+		if d.RawResponse != "" {
+			success = map[string]any{"description": "Success", "content": map[string]any{
+				d.RawResponse: map[string]any{"schema": map[string]any{"type": "string", "format": "binary"}}}}
+		}
 		responses := map[string]any{
-			itoa(status): response("Success", d.Response),
+			itoa(status): success,
 			"default":    errorResponse("Error"),
 		}
 		for _, st := range errorStatuses(d, params) {

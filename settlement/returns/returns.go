@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"lastro/boleto"
+	"lastro/charges"
 	"lastro/collections/errs"
 	"lastro/collections/kit"
 	"lastro/settlement"
@@ -24,16 +25,22 @@ import (
 type Service struct {
 	tenants     *tenant.Service
 	settlements *settlement.Service
+	charges     *charges.Service
 }
 
 // Deps are what the service needs.
 type Deps struct {
 	Tenants    *tenant.Service
 	Settlement *settlement.Service
+	// Charges records the bank's answers to boleto entries (movements 02
+	// and 03); nil leaves them counted as ignored.
+	Charges *charges.Service
 }
 
 // NewService returns the return-file import service.
-func NewService(d Deps) *Service { return &Service{tenants: d.Tenants, settlements: d.Settlement} }
+func NewService(d Deps) *Service {
+	return &Service{tenants: d.Tenants, settlements: d.Settlement, charges: d.Charges}
+}
 
 // Statuses of an imported liquidation.
 const (
@@ -47,11 +54,23 @@ const (
 // Result counts what an import did, per outcome, and lists every
 // liquidation with its line in the file.
 type Result struct {
-	Titles       int `json:"titles"`       // T+U pairs in the file
-	Liquidations int `json:"liquidations"` // of them, movements 06 and 17
-	Ignored      int `json:"ignored"`      // other movements (entries, write-offs...): nothing to settle
-	Applied      int `json:"applied"`
-	Suspense     int `json:"suspense"` // unknown charges, recorded for reconciliation
+	Bank         string `json:"bank"`         // the file's bank, FEBRABAN code
+	Titles       int    `json:"titles"`       // T+U pairs in the file
+	Liquidations int    `json:"liquidations"` // of them, movements 06 and 17
+	// Registrations are the entries the bank confirmed (02) or rejected
+	// (03); each updates its boleto's registration.
+	Registrations int `json:"registrations"`
+	Ignored       int `json:"ignored"` // other movements (write-offs, fees...): nothing to settle
+	// The money of the liquidations as the bank reports it: paid by the
+	// payers, the bank's fees, and the net credited.
+	PaidCents int64 `json:"paidCents"`
+	FeeCents  int64 `json:"feeCents"`
+	NetCents  int64 `json:"netCents"`
+	// Notes are the file's harmless departures from the layout, with
+	// their lines (boleto.Return.Notes).
+	Notes    []string `json:"notes"`
+	Applied  int      `json:"applied"`
+	Suspense int      `json:"suspense"` // unknown charges, recorded for reconciliation
 	// AlreadyApplied and AlreadyInSuspense split the repeats by their first
 	// outcome: settlement.Apply answers already_applied for both.
 	AlreadyApplied    int    `json:"alreadyApplied"`
@@ -59,6 +78,17 @@ type Result struct {
 	Repeated          int    `json:"repeated"` // AlreadyApplied + AlreadyInSuspense
 	Conflicts         int    `json:"conflicts"`
 	Items             []Item `json:"items"`
+	// RegistrationItems are the entries' answers, in file order.
+	RegistrationItems []RegistrationItem `json:"registrationItems"`
+}
+
+// RegistrationItem is one entry confirmed or rejected by the bank.
+type RegistrationItem struct {
+	Line     int      `json:"line"`
+	ChargeID string   `json:"chargeId"` // the nosso número
+	Movement string   `json:"movement"` // 02 | 03
+	Status   string   `json:"status"`   // CONFIRMED | REJECTED | charge_not_found | not_boleto
+	Reasons  []string `json:"reasons,omitempty"`
 }
 
 // Item is one liquidation of the file and what became of it.
@@ -72,6 +102,10 @@ type Item struct {
 	Outcome      string `json:"outcome,omitempty"` // APPLIED | UNMATCHED, as first recorded
 	Reason       string `json:"reason,omitempty"`  // why it is in suspense
 	Error        string `json:"error,omitempty"`   // the code of a conflict
+	// Bank is the rest of what the bank reported: its fee, the interest,
+	// discount, rebate and IOF, the net credit and its date; kept on the
+	// settlement as first recorded.
+	Bank *settlement.BankReport `json:"bank"`
 }
 
 // SettlementID is a liquidation's settlement id: "BOL-", the bank, and
@@ -80,8 +114,11 @@ type Item struct {
 // unique per bank and beneficiary and is read from the file itself, never
 // from settings that may change between two imports of the same file.
 func SettlementID(bank, nossoNumero string) string {
-	if bank == boleto.BankBB && len(nossoNumero) == boleto.NossoNumeroLen {
-		return fmt.Sprintf("BOL-%s-%s-%s", bank, nossoNumero[:7], nossoNumero[7:])
+	// The bank's row says whether its nosso número begins with a convênio
+	// to split off (Banco do Brasil's 7 of 17).
+	if b, ok := boleto.BankOf(bank); ok && b.Return.ConvenioDigits > 0 && len(nossoNumero) == b.Return.NossoNumeroDigits {
+		n := b.Return.ConvenioDigits
+		return fmt.Sprintf("BOL-%s-%s-%s", bank, nossoNumero[:n], nossoNumero[n:])
 	}
 	return fmt.Sprintf("BOL-%s-%s", bank, nossoNumero)
 }
@@ -118,9 +155,17 @@ func (s *Service) Import(ctx context.Context, t *tenant.Tenant, r io.Reader) (*R
 		return nil, errs.E(errs.Invalid, "wrong_bank", "the file is from bank %s, the tenant's boletos are issued by %s; nothing was imported", ret.Bank, set.Bank)
 	}
 	ctx = kit.Within(ctx, "boleto.return")
-	out := &Result{Titles: len(ret.Titles), Items: []Item{}}
+	out := &Result{Bank: ret.Bank, Titles: len(ret.Titles), Items: []Item{}, RegistrationItems: []RegistrationItem{}, Notes: ret.Notes}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
 	var payloads []settlement.Payload
+	var entries []boleto.Title
 	for _, ti := range ret.Titles {
+		if (ti.Movement == boleto.MovementEntryConfirmed || ti.Movement == boleto.MovementEntryRejected) && s.charges != nil {
+			entries = append(entries, ti)
+			continue
+		}
 		if !ti.Liquidation() {
 			out.Ignored++
 			continue
@@ -130,13 +175,21 @@ func (s *Service) Import(ctx context.Context, t *tenant.Tenant, r io.Reader) (*R
 		if ti.PaidCents > settlement.MaxAmountCents {
 			return nil, errs.E(errs.Invalid, "invalid_return_file", "CNAB 240 line %d: the amount paid is over the limit; nothing was imported", ti.Line+1)
 		}
+		report := &settlement.BankReport{Bank: ret.Bank, Line: ti.Line, Amounts: ti.Amounts}
+		if !ti.CreditOn.IsZero() {
+			report.CreditOn = ti.CreditOn.String()
+		}
 		p := settlement.Payload{SettlementID: SettlementID(ret.Bank, ti.NossoNumero), ChargeID: ti.NossoNumero, AmountCents: ti.PaidCents,
-			PaidAt: PaidAt(ti, t.Location)}
+			PaidAt: PaidAt(ti, t.Location), Bank: report}
 		payloads = append(payloads, p)
 		out.Items = append(out.Items, Item{Line: ti.Line, SettlementID: p.SettlementID, ChargeID: p.ChargeID, AmountCents: p.AmountCents,
-			PaidAt: p.PaidAt.Format(time.RFC3339)})
+			PaidAt: p.PaidAt.Format(time.RFC3339), Bank: report})
+		out.PaidCents += ti.PaidCents
+		out.FeeCents += ti.FeeCents
+		out.NetCents += ti.NetCents
 	}
 	out.Liquidations = len(payloads)
+	out.Registrations = len(entries)
 	for i, p := range payloads {
 		it := &out.Items[i]
 		o, err := s.settlements.Apply(ctx, t, p)
@@ -165,6 +218,22 @@ func (s *Service) Import(ctx context.Context, t *tenant.Tenant, r io.Reader) (*R
 			it.Status = StatusAlreadyApplied
 			out.AlreadyApplied++
 		}
+	}
+	// The bank's answers to entries after the money: a failure here
+	// leaves every payment applied, and the file imports again safely.
+	for _, ti := range entries {
+		it := RegistrationItem{Line: ti.Line, ChargeID: ti.NossoNumero, Movement: ti.Movement, Reasons: ti.Reasons}
+		reg, err := s.charges.RecordRegistration(ctx, t, ti.NossoNumero, ti.Movement, ti.Reasons)
+		var e *errs.Error
+		switch {
+		case err == nil:
+			it.Status = reg.Status
+		case errors.As(err, &e) && (e.Code == "charge_not_found" || e.Code == "charge_not_boleto"):
+			it.Status = e.Code
+		default:
+			return nil, fmt.Errorf("import return file, line %d: %w", ti.Line, err)
+		}
+		out.RegistrationItems = append(out.RegistrationItems, it)
 	}
 	out.Repeated = out.AlreadyApplied + out.AlreadyInSuspense
 	return out, nil

@@ -61,9 +61,9 @@ var unknown = cnabtest.Title{Movement: "06", NossoNumero: "12345679999999999", D
 	PaidOn: "24092026", CreditOn: "25092026"}
 
 func counts(out map[string]any) string {
-	return fmt.Sprintf("titles=%v liquidations=%v ignored=%v applied=%v suspense=%v alreadyApplied=%v alreadyInSuspense=%v repeated=%v conflicts=%v",
-		out["titles"], out["liquidations"], out["ignored"], out["applied"], out["suspense"], out["alreadyApplied"], out["alreadyInSuspense"],
-		out["repeated"], out["conflicts"])
+	return fmt.Sprintf("titles=%v liquidations=%v registrations=%v ignored=%v applied=%v suspense=%v alreadyApplied=%v alreadyInSuspense=%v repeated=%v conflicts=%v",
+		out["titles"], out["liquidations"], out["registrations"], out["ignored"], out["applied"], out["suspense"], out["alreadyApplied"],
+		out["alreadyInSuspense"], out["repeated"], out["conflicts"])
 }
 
 func paidSeqs(t *testing.T, env *enginetest.Env, keys enginetest.Keys, dk string) []float64 {
@@ -108,7 +108,7 @@ func TestImportReturnFile(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("import: %d %v", status, out)
 	}
-	if got := counts(out); got != "titles=4 liquidations=3 ignored=1 applied=2 suspense=1 alreadyApplied=0 alreadyInSuspense=0 repeated=0 conflicts=0" {
+	if got := counts(out); got != "titles=4 liquidations=3 registrations=1 ignored=0 applied=2 suspense=1 alreadyApplied=0 alreadyInSuspense=0 repeated=0 conflicts=0" {
 		t.Fatalf("first import: %s", got)
 	}
 	items := out["items"].([]any)
@@ -135,7 +135,7 @@ func TestImportReturnFile(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("second import: %d %v", status, again)
 	}
-	if got := counts(again); got != "titles=4 liquidations=3 ignored=1 applied=0 suspense=0 alreadyApplied=2 alreadyInSuspense=1 repeated=3 conflicts=0" {
+	if got := counts(again); got != "titles=4 liquidations=3 registrations=1 ignored=0 applied=0 suspense=0 alreadyApplied=2 alreadyInSuspense=1 repeated=3 conflicts=0" {
 		t.Fatalf("second import: %s", got)
 	}
 	if st := again["items"].([]any)[1].(map[string]any); st["status"] != "already_in_suspense" || st["outcome"] != "UNMATCHED" {
@@ -150,7 +150,7 @@ func TestImportReturnFile(t *testing.T) {
 	other := paid(chs[0])
 	other.PaidCents++
 	status, conflict := env.Do(t, http.MethodPost, "/v1/boletos/returns", sup, cnabtest.Return("001", other, paid(chs[2])).LF())
-	if status != http.StatusOK || counts(conflict) != "titles=2 liquidations=2 ignored=0 applied=1 suspense=0 alreadyApplied=0 alreadyInSuspense=0 repeated=0 conflicts=1" ||
+	if status != http.StatusOK || counts(conflict) != "titles=2 liquidations=2 registrations=0 ignored=0 applied=1 suspense=0 alreadyApplied=0 alreadyInSuspense=0 repeated=0 conflicts=1" ||
 		conflict["items"].([]any)[0].(map[string]any)["error"] != "settlement_id_reused" {
 		t.Fatalf("conflicting import: %d %v", status, conflict)
 	}
@@ -169,7 +169,8 @@ func TestMalformedReturnFileAppliesNothing(t *testing.T) {
 		name, file, code, want string
 	}{
 		{"truncated after the details", good[:8].CRLF(), "invalid_return_file", "line 9: the file ends without its trailer"},
-		{"cut mid-record", good[:5].CRLF() + good[5][:120], "invalid_return_file", "line 6: a record has 120 characters"},
+		{"cut mid-record", good[:5].CRLF() + good[5][:120], "invalid_return_file", "line 6: the other expenses"},
+		{"a record too long", good[:5].CRLF() + good[5] + "  \r\n", "invalid_return_file", "line 6: a record has more than 240 characters"},
 		{"a bad amount on the last title", badAmount.CRLF(), "invalid_return_file", "line 8: the amount paid"},
 		{"another bank's file", cnabtest.Return("237", paid(chs[0])).CRLF(), "wrong_bank", "bank 237"},
 		{"not a file", `{"hello":"world"}`, "invalid_return_file", "line 1"},
