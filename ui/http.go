@@ -136,6 +136,7 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodGet, "/ui/debtors", "find a debtor by CPF/CNPJ (the keyed lookup) or debtor key (?q=)", u.with(staff, u.find))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/contact-card", "show the debtor's name and phone to the collector, audited", u.with(writers, u.contactCard))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/pix", "issue a Pix charge for the oldest open instalment of a contract and show its QR", u.with(writers, u.pix))
+	page(http.MethodGet, "/ui/charges/:chargeId/qr.png", "the QR image of a Pix charge shown on the debtor page", u.with(writers, u.qr))
 	page(http.MethodGet, "/ui/dashboard", "the supervisor's dashboard: buckets, roll rates, agenda", u.with(sup, u.dashboard))
 	page(http.MethodGet, "/ui/dashboard.csv", "the dashboard's bucket table as CSV", u.with(sup, u.dashboardCSV))
 	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
@@ -687,4 +688,19 @@ func (u *UI) dashboardCSV(c echo.Context) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// qr is a Pix charge's QR for the debtor page's <img>: the same image as
+// GET /v1/charges/{id}/qr.png, behind the page's session.
+func (u *UI) qr(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	png, err := u.d.Charges.QR(c.Request().Context(), t, c.Param("chargeId"))
+	if err != nil {
+		return u.fail(c, err)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, "image/png", png)
 }
