@@ -93,9 +93,14 @@ type Header struct {
 	// it runs; PromiseDate goes with a PROMISE hold. HoldID is the
 	// promise or dispute item behind the hold (its id under the contract),
 	// so the writer that ends the hold finds the item with one GetItem.
-	Hold             string `dynamodbav:"hold,omitempty"`
-	PromiseDate      string `dynamodbav:"promiseDate,omitempty"`
-	HoldID           string `dynamodbav:"holdId,omitempty"`
+	Hold        string `dynamodbav:"hold,omitempty"`
+	PromiseDate string `dynamodbav:"promiseDate,omitempty"`
+	HoldID      string `dynamodbav:"holdId,omitempty"`
+	// UF is the debtor's state the contract's calendar follows (its
+	// state bank holidays, ADR 0065): copied from the PROFILE when the
+	// contract is created and by Relocate when the profile's UF changes,
+	// so no payment or agenda visit reads the PROFILE for it.
+	UF               string `dynamodbav:"uf,omitempty"`
 	Shard            int    `dynamodbav:"shard"`
 	InstallmentCount int    `dynamodbav:"installmentCount"`
 	GSI1PK           string `dynamodbav:"GSI1PK,omitempty"`
