@@ -206,7 +206,7 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 		if err := r.removal(ctx, t, c, w, date, now); err != nil {
 			return nil, err
 		}
-		c.Refresh(date, t.Calendar(), dunning)
+		c.Refresh(date, c.Header.Calendar(t), dunning)
 	}
 	return w, nil
 }
@@ -214,7 +214,7 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
 	w := &work{}
 	h := &c.Header
-	cal := t.Calendar()
+	cal := c.Header.Calendar(t)
 	due := h.NextAction
 	if due == policy.BureauRemoval {
 		if err := r.removal(ctx, t, c, w, date, now); err != nil {
@@ -354,7 +354,7 @@ func (r *Runner) report(_ context.Context, t *tenant.Tenant, c *contract.Contrac
 	w.report = &rec
 	record(c, plan, date)
 	h.ReportedAt = date.String()
-	c.Refresh(date, t.Calendar(), dunning)
+	c.Refresh(date, c.Header.Calendar(t), dunning)
 	w.events = append(w.events, c.NewEvent(0, EvBureauReport, now, actor, map[string]any{
 		"daysPastDue": plan.DaysPastDue, "amountCents": rec.AmountCents, "noticeAt": h.NoticeAt, "oldestOverdueDueDate": rec.OldestOverdue}))
 	w.out.executed = append(w.out.executed, policy.BureauReport)
@@ -421,7 +421,7 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()
-		c.Refresh(date, t.Calendar(), dunning)
+		c.Refresh(date, c.Header.Calendar(t), dunning)
 		err = r.save(ctx, db, c, now, []contract.Event{c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()})})
 		return changed(err), err
 	})
