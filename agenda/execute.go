@@ -104,11 +104,17 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 			out = outcome{skipped: true}
 			return false, nil
 		}
+		now := r.d.Clock.Now()
+		if waiting(&c.Header, date, now) {
+			// Its step waits for a window that opens later today on the
+			// debtor's clock: the wake-up at that instant serves it.
+			out = outcome{skipped: true}
+			return false, nil
+		}
 		dunning, err := r.dunning(ctx, t, c)
 		if err != nil {
 			return false, err
 		}
-		now := r.d.Clock.Now()
 		w, err := r.work(ctx, t, c, dunning, date, now)
 		if err != nil {
 			return false, err
@@ -282,6 +288,7 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 	if err != nil {
 		return nil, fmt.Errorf("claim contact: %w", err)
 	}
+	h.ContactAfter = "" // served or judged again now
 	details := map[string]any{"action": plan.Action, "daysPastDue": plan.DaysPastDue, "channel": string(claim.Channel),
 		"attemptId": a.AttemptID, "why": plan.Why, "skipped": skipped(plan)}
 	if !a.Allowed {
@@ -292,6 +299,18 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 			// the record, and the régua moves on.
 			record(c, plan, date)
 			details["outcome"] = "PASSED_OVER"
+		} else if a.RetryAt != "" {
+			// The window opens later today on the debtor's clock: the step
+			// stays due today and waits for then (ADR 0064).
+			wake, err := wakeAction(t, date, a.RetryAt, now)
+			if err != nil {
+				return nil, err
+			}
+			h.ContactAfter = a.RetryAt
+			details["outcome"], details["retryAt"] = "WAITING", a.RetryAt
+			w.writes = append(w.writes, wake)
+			w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
+			return w, nil
 		} else {
 			// Not today (window closed, holiday, limit reached): the next
 			// contact day.
