@@ -165,3 +165,20 @@ func TestARunBeforeTheWindowCostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestTheFridayBeforeCarnivalGetsItsD1: due Friday 2026-02-13, first late
+// on Ash Wednesday (5 days past due): SMS_D1 that day, SMS_D5 the next.
+func TestTheFridayBeforeCarnivalGetsItsD1(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, at("2026-02-01", 10, 0), enginetest.Shards(1))
+	f.sign(t, "C-1", "2026-02-13", 3)
+	f.runAt(t, at("2026-02-18", 12, 0))
+	f.runAt(t, at("2026-02-19", 9, 0))
+	var actions []any
+	for _, m := range f.outbox(t) {
+		actions = append(actions, m["action"])
+	}
+	if len(actions) != 2 || actions[0] != "SMS_D1" || actions[1] != "SMS_D5" {
+		t.Fatalf("messages %v, want SMS_D1 then SMS_D5", actions)
+	}
+}
