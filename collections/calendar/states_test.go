@@ -99,7 +99,8 @@ func TestStateCalendarPayableDates(t *testing.T) {
 			t.Errorf("%s: %s payable %s, want %s", tt.name, tt.due, got, tt.pay)
 		}
 	}
-	if National.In("SP") != National.In("SP") || National.In("SP").In("RJ").UF() != "SP" {
+	first, again := National.In("SP"), National.In("SP")
+	if first != again || first.In("RJ").UF() != "SP" {
 		t.Error("In keeps its answer and a state's calendar stays that state's")
 	}
 	if !National.In("SP").IsHoliday(MustParse("2026-12-25")) {
