@@ -104,11 +104,17 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 			out = outcome{skipped: true}
 			return false, nil
 		}
+		now := r.d.Clock.Now()
+		if waiting(&c.Header, date, now) {
+			// Its step waits for a window that opens later today on the
+			// debtor's clock: the wake-up at that instant serves it.
+			out = outcome{skipped: true}
+			return false, nil
+		}
 		dunning, err := r.dunning(ctx, t, c)
 		if err != nil {
 			return false, err
 		}
-		now := r.d.Clock.Now()
 		w, err := r.work(ctx, t, c, dunning, date, now)
 		if err != nil {
 			return false, err
@@ -206,7 +212,7 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 		if err := r.removal(ctx, t, c, w, date, now); err != nil {
 			return nil, err
 		}
-		c.Refresh(date, t.Calendar(), dunning)
+		c.Refresh(date, c.Header.Calendar(t), dunning)
 	}
 	return w, nil
 }
@@ -214,7 +220,7 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
 	w := &work{}
 	h := &c.Header
-	cal := t.Calendar()
+	cal := c.Header.Calendar(t)
 	due := h.NextAction
 	if due == policy.BureauRemoval {
 		if err := r.removal(ctx, t, c, w, date, now); err != nil {
@@ -282,6 +288,7 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 	if err != nil {
 		return nil, fmt.Errorf("claim contact: %w", err)
 	}
+	h.ContactAfter = "" // served or judged again now
 	details := map[string]any{"action": plan.Action, "daysPastDue": plan.DaysPastDue, "channel": string(claim.Channel),
 		"attemptId": a.AttemptID, "why": plan.Why, "skipped": skipped(plan)}
 	if !a.Allowed {
@@ -292,6 +299,18 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 			// the record, and the régua moves on.
 			record(c, plan, date)
 			details["outcome"] = "PASSED_OVER"
+		} else if a.RetryAt != "" {
+			// The window opens later today on the debtor's clock: the step
+			// stays due today and waits for then (ADR 0064).
+			wake, err := wakeAction(t, date, a.RetryAt, now)
+			if err != nil {
+				return nil, err
+			}
+			h.ContactAfter = a.RetryAt
+			details["outcome"], details["retryAt"] = "WAITING", a.RetryAt
+			w.writes = append(w.writes, wake)
+			w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
+			return w, nil
 		} else {
 			// Not today (window closed, holiday, limit reached): the next
 			// contact day.
@@ -354,7 +373,7 @@ func (r *Runner) report(_ context.Context, t *tenant.Tenant, c *contract.Contrac
 	w.report = &rec
 	record(c, plan, date)
 	h.ReportedAt = date.String()
-	c.Refresh(date, t.Calendar(), dunning)
+	c.Refresh(date, c.Header.Calendar(t), dunning)
 	w.events = append(w.events, c.NewEvent(0, EvBureauReport, now, actor, map[string]any{
 		"daysPastDue": plan.DaysPastDue, "amountCents": rec.AmountCents, "noticeAt": h.NoticeAt, "oldestOverdueDueDate": rec.OldestOverdue}))
 	w.out.executed = append(w.out.executed, policy.BureauReport)
@@ -421,7 +440,7 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()
-		c.Refresh(date, t.Calendar(), dunning)
+		c.Refresh(date, c.Header.Calendar(t), dunning)
 		err = r.save(ctx, db, c, now, []contract.Event{c.NewEvent(0, EvNoticeProof, now, actor, map[string]any{"attemptId": attemptID, "on": date.String()})})
 		return changed(err), err
 	})

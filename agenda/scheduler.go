@@ -116,13 +116,25 @@ func (s *Scheduler) runTenant(ctx context.Context, id string) (*Report, error) {
 		return nil, err
 	}
 	now := s.r.d.Clock.Now()
-	if now.In(t.Location).Hour() < s.hour {
+	date := calendar.Of(now, t.Location)
+	var todo []int
+	if now.In(t.Location).Hour() >= s.hour {
+		if todo, err = s.r.Unfinished(ctx, t, date); err != nil {
+			return nil, err
+		}
+	}
+	// Contacts blocked before their window opened wait for it: at each
+	// opening that has some, the whole date runs again (ADR 0064), at any
+	// hour — the run hour only starts the day.
+	wakes, err := s.r.dueWakes(ctx, t, date, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(todo) == 0 && len(wakes) == 0 {
 		return nil, nil
 	}
-	date := calendar.Of(now, t.Location)
-	todo, err := s.r.Unfinished(ctx, t, date)
-	if err != nil || len(todo) == 0 {
-		return nil, err
+	if len(wakes) > 0 {
+		todo = nil // every shard: a waiting contract may be on any
 	}
 	start := time.Now()
 	rep, err := s.r.Run(ctx, t, date, Options{Shards: todo})
@@ -134,6 +146,14 @@ func (s *Scheduler) runTenant(ctx context.Context, id string) (*Report, error) {
 	for _, sr := range rep.Shards {
 		if sr.Busy {
 			busy++
+		}
+	}
+	if len(wakes) > 0 && err == nil && busy == 0 {
+		// Served only by a run that read every shard to the end after
+		// the instant; a busy shard (another engine's run) is tried again
+		// next pass.
+		if werr := s.r.wakesServed(ctx, t, wakes); werr != nil {
+			return rep, werr
 		}
 	}
 	level := slog.LevelInfo

@@ -250,7 +250,7 @@ func (s *Service) agreement(ctx context.Context, t *tenant.Tenant, c *contract.C
 	var w agreementWrites
 	h := &c.Header
 	now := s.clock.Now()
-	cal := t.Calendar()
+	cal := h.Calendar(t)
 	today := calendar.Today(now, t.Location)
 	switch {
 	case h.Status == contract.StatusSettled || h.Status == contract.StatusWrittenOff:

@@ -102,7 +102,7 @@ func (s *Service) OpenDispute(ctx context.Context, t *tenant.Tenant, dk, contrac
 			Reason: in.Reason, Status: DisputeOpen, OpenedAt: keys.Timestamp(now), Version: 1}
 		before := *h
 		h.Hold, h.HoldID = regua.HoldDispute, d.DisputeID
-		c.Refresh(calendar.Today(now, t.Location), t.Calendar(), dunning)
+		c.Refresh(calendar.Today(now, t.Location), c.Header.Calendar(t), dunning)
 		if isStep(before.NextAction) && (h.NextAction == "" || before.NextActionDate <= h.NextActionDate) {
 			h.NextAction, h.NextActionDate = before.NextAction, before.NextActionDate
 		}
@@ -156,7 +156,7 @@ func (s *Service) ResolveDispute(ctx context.Context, t *tenant.Tenant, dk, cont
 		if h.Hold == regua.HoldDispute && h.HoldID == d.DisputeID {
 			h.Hold, h.HoldID = "", ""
 		}
-		c.Refresh(calendar.Today(now, t.Location), t.Calendar(), dunning)
+		c.Refresh(calendar.Today(now, t.Location), c.Header.Calendar(t), dunning)
 		av, err := attributevalue.MarshalMap(d)
 		if err != nil {
 			return nil, err
@@ -234,7 +234,7 @@ func (s *Service) WriteOff(ctx context.Context, t *tenant.Tenant, dk, contractID
 		before := *h
 		h.Status, h.StatusReason = contract.StatusWrittenOff, in.Reason
 		h.Hold, h.PromiseDate, h.HoldID = "", "", ""
-		c.Refresh(calendar.Today(now, t.Location), t.Calendar(), dunning)
+		c.Refresh(calendar.Today(now, t.Location), c.Header.Calendar(t), dunning)
 		ev, err := contract.PutEvent(c.NewEvent(0, EvWrittenOff, now, actor, map[string]any{"reason": in.Reason, "statusBefore": before.Status,
 			"outstandingCents": h.OutstandingCents, "bucketBefore": before.Bucket, "oldestOverdueDueDate": before.OldestOverdueDueDate}))
 		if err != nil {

@@ -186,7 +186,7 @@ func (s *Service) MakePromise(ctx context.Context, t *tenant.Tenant, dk, contrac
 		p := &Promise{PK: h.PK, SK: keys.Promise(h.ContractID, id.String()), Type: TypePromise, PromiseID: id.String(), ContractID: h.ContractID,
 			PromisedDate: promised.String(), AmountCents: in.AmountCents, Status: PromiseOpen, CreatedAt: keys.Timestamp(now)}
 		h.Hold, h.PromiseDate, h.HoldID = regua.HoldPromise, p.PromisedDate, p.PromiseID
-		c.Refresh(today, t.Calendar(), dunning)
+		c.Refresh(today, c.Header.Calendar(t), dunning)
 		pa, err := p.write()
 		if err != nil {
 			return nil, err

@@ -303,7 +303,7 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 	}
 	st := StateOf(inst)
 	now := s.clock.Now()
-	cal := t.Calendar()
+	cal := c.Header.Calendar(t)
 	payDate := calendar.Today(now, t.Location)
 	if in.Method == BOLETO {
 		payDate = cal.Adjust(payDate)

@@ -1,8 +1,9 @@
 // Package contactlimit is the contact gateway (AP08): before anyone
 // contacts a debtor it decides whether the contact is allowed — the
-// tenant's calendar, the dunning policy's window for that local day and
-// the debtor's state, an open dispute, the debtor's opt-out of the
-// channel, and the legal daily limit — and leaves evidence of every
+// debtor's calendar (national, state and tenant holidays), the dunning
+// policy's window for that day on the debtor's clock and in its state, an
+// open dispute, the debtor's opt-out of the channel, and the legal daily
+// limit — and leaves evidence of every
 // attempt, allowed or blocked, in the debtor's collection.
 //
 // The limit is one conditional ADD on the debtor's LIMIT#<localDate>
@@ -58,7 +59,7 @@ type Reason string
 
 // The reasons, in the order the gateway checks them.
 const (
-	ReasonHoliday Reason = "HOLIDAY" // a holiday of the tenant's calendar outside its (Sunday's) window
+	ReasonHoliday Reason = "HOLIDAY" // a holiday of the debtor's calendar (national, state, tenant) outside its (Sunday's) window
 	ReasonWindow  Reason = "WINDOW"  // outside the policy's window for that local day and state
 	ReasonDispute Reason = "DISPUTE" // the contract is disputed: the régua is paused
 	ReasonOptOut  Reason = "OPT_OUT" // the debtor refused this channel
@@ -109,7 +110,8 @@ type Attempt struct {
 	Action        string  `json:"action" dynamodbav:"action"`
 	At            string  `json:"at" dynamodbav:"at"`
 	LocalDate     string  `json:"localDate" dynamodbav:"localDate"`
-	LocalTime     string  `json:"localTime" dynamodbav:"localTime"` // HH:MM:SS in the tenant's zone
+	LocalTime     string  `json:"localTime" dynamodbav:"localTime"` // the instant on the debtor's clock, RFC 3339 with its offset
+	TimeZone      string  `json:"timeZone" dynamodbav:"timeZone"`   // the debtor's IANA zone it was judged in (ADR 0064)
 	Allowed       bool    `json:"allowed" dynamodbav:"allowed"`
 	Reason        Reason  `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
 	AttemptNumber int     `json:"attemptNumber,omitempty" dynamodbav:"attemptNumber,omitempty"` // of the day, when allowed
@@ -121,6 +123,7 @@ type Attempt struct {
 	OutcomeAt     string  `json:"outcomeAt,omitempty" dynamodbav:"outcomeAt,omitempty"`
 	ActorRole     string  `json:"actorRole,omitempty" dynamodbav:"actorRole,omitempty"`
 	RequestID     string  `json:"requestId,omitempty" dynamodbav:"requestId,omitempty"`
+	RetryAt       string  `json:"retryAt,omitempty" dynamodbav:"retryAt,omitempty"` // blocked before today's window opens: when it opens (UTC)
 	SK            string  `json:"-" dynamodbav:"-"`
 	// read is the PROFILE item the claim read, kept (unexported, never
 	// serialised) so the delivery resolves the address without reading it
@@ -248,30 +251,36 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	if err != nil {
 		return Attempt{}, err
 	}
-	local := c.At.In(t.Location)
-	date := calendar.Of(c.At, t.Location)
 	uf := c.UF
 	if uf == "" {
 		uf = prof.UF
 	}
-	cal := t.Calendar()
+	// The debtor's clock and calendar, not the tenant's (ADR 0064): the
+	// window, the local date of the counter and the evidence's local time
+	// are the debtor's zone's; holidays are the debtor's state's.
+	loc := debtor.ZoneOf(prof.TimeZone, uf, t.Location)
+	local := c.At.In(loc)
+	date := calendar.Of(c.At, loc)
+	cal := t.CalendarIn(uf)
 	window := pol.WindowFor(cal, date, uf)
 	id := uuid.NewString()
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
-		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format("15:04:05"),
-		Window: window.String(), UF: uf, PolicyVersion: pol.Name, ActorRole: c.Actor.Role, RequestID: c.Actor.RequestID,
+		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format(time.RFC3339),
+		TimeZone: loc.String(), Window: window.String(), UF: uf, PolicyVersion: pol.Name, ActorRole: c.Actor.Role, RequestID: c.Actor.RequestID,
 		SK: keys.Contact(date.String(), c.At, id)}
 	switch {
 	case cal.IsHoliday(date) && !window.Contains(local):
 		a.Reason = ReasonHoliday
+		a.RetryAt = opensLater(window, local)
 	case !window.Contains(local):
 		a.Reason = ReasonWindow
+		a.RetryAt = opensLater(window, local)
 	case c.Disputed:
 		a.Reason = ReasonDispute
 	case slices.Contains(prof.OptOut, string(c.Channel)):
 		a.Reason = ReasonOptOut
 	default:
-		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts)
+		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts)
 		if err != nil {
 			return Attempt{}, err
 		}
@@ -298,13 +307,32 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	return a, nil
 }
 
+// opensLater is the instant w opens on local's day when that is still to
+// come ("" when the day has no window or it opened already): a claim
+// blocked before the window opens may be served the same day.
+func opensLater(w *policy.Window, local time.Time) string {
+	if w == nil {
+		return ""
+	}
+	from, err := time.Parse("15:04", w.From)
+	if err != nil {
+		return ""
+	}
+	y, m, d := local.Date()
+	at := time.Date(y, m, d, from.Hour(), from.Minute(), 0, 0, local.Location())
+	if !at.After(local) {
+		return ""
+	}
+	return keys.Timestamp(at)
+}
+
 // spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
 // attempt's number of the day, or ok false when the day's contacts are
 // used up. expiresAt (date + 8 days) is housekeeping only: the date in the
 // key is what makes tomorrow's counter another item.
-func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, max int) (int, bool, error) {
+func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, loc *time.Location, max int) (int, bool, error) {
 	ctx, _ = kit.Operation(ctx, "contact.claim")
-	ttl := date.AddDays(8).Midnight(t.Location).Unix()
+	ttl := date.AddDays(8).Midnight(loc).Unix()
 	upd := expression.Set(expression.Name("expiresAt"), expression.IfNotExists(expression.Name("expiresAt"), expression.Value(ttl))).
 		Set(expression.Name("type"), expression.Value("LIMIT")).
 		Set(expression.Name("localDate"), expression.Value(date.String())).

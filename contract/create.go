@@ -232,8 +232,14 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 	if err != nil {
 		return nil, err
 	}
+	uf := ""
+	if s.debtorUF != nil {
+		if uf, err = s.debtorUF(ctx, t, dk); err != nil {
+			return nil, err
+		}
+	}
 	now := s.clock.Now()
-	cal := t.Calendar()
+	cal := t.CalendarIn(uf)
 	today := calendar.Today(now, t.Location)
 	pk := keys.Debtor(t.ID, dk)
 	ts := keys.Timestamp(now)
@@ -244,7 +250,7 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 	}
 	c := &Contract{Header: Header{PK: pk, SK: keys.Contract(v.id), Type: TypeHeader, TenantID: t.ID, DebtorKey: dk, ContractID: v.id,
 		ProductCode: v.product, Currency: v.currency, ChargesPolicy: keys.ChargesPolicy(t.ChargesPolicy),
-		DunningPolicy: keys.DunningPolicy(t.DunningPolicy), Shard: Shard(v.id, t.Shards), InstallmentCount: len(v.insts),
+		DunningPolicy: keys.DunningPolicy(t.DunningPolicy), UF: uf, Shard: Shard(v.id, t.Shards), InstallmentCount: len(v.insts),
 		CreationHash: creation, Version: 1, CreatedAt: ts, UpdatedAt: ts}}
 	for _, in := range v.insts {
 		c.Installments = append(c.Installments, Installment{PK: pk, SK: keys.Installment(v.id, in.seq), Type: TypeInstallment, Seq: in.seq,
@@ -281,7 +287,14 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 			return nil, err
 		}
 	}
-	txs, err := s.write(ctx, t, pk, v.id, header, ev, insts, creation)
+	txs, err := s.write(ctx, t, pk, v.id, uf, header, ev, insts, creation)
+	if errors.Is(err, errDebtorNotFound) && s.debtorUF != nil {
+		// The PROFILE check also holds the state read above: a state that
+		// changed meanwhile is a conflict to retry, not a missing debtor.
+		if now, rerr := s.debtorUF(ctx, t, dk); rerr == nil && now != uf {
+			err = errDebtorChanged
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -293,10 +306,21 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 
 // write writes the items in one transaction, or in chunks with the
 // header last (ADR 0007). It returns how many transactions it used.
-func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID string, header, ev kit.Item, insts []kit.Item, creation string) (int, error) {
+func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID, uf string, header, ev kit.Item, insts []kit.Item, creation string) (int, error) {
 	profileKey := kit.Key{PK: pk, SK: keys.ProfileSK}
 	headerKey := kit.Key{PK: pk, SK: keys.Contract(contractID)}
 	profileExists := expression.AttributeExists(expression.Name("PK"))
+	if s.debtorUF != nil {
+		// The state read is still the profile's: a change of state that
+		// commits in between fails this check (and its Relocate did not
+		// see this contract), so the creation is refused, never filed
+		// under the old state's calendar.
+		if uf == "" {
+			profileExists = profileExists.And(expression.AttributeNotExists(expression.Name("uf")))
+		} else {
+			profileExists = profileExists.And(expression.Name("uf").Equal(expression.Value(uf)))
+		}
+	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	instCond := notExists
 	if creation != "" {

@@ -89,13 +89,24 @@ type Header struct {
 	// ReportedAt is set while the contract is reported to the credit
 	// bureau: a cure or settlement owes the removal (CDC art. 43).
 	ReportedAt string `dynamodbav:"reportedAt,omitempty"`
+	// ContactAfter holds the step due today until the instant the
+	// debtor's contact window opens (fixed-width UTC), when a claim was
+	// blocked before it: the agenda's visits before then leave the
+	// contract as it is, and the wake-up at that instant serves it the
+	// same day (ADR 0064). Past instants mean nothing.
+	ContactAfter string `dynamodbav:"contactAfter,omitempty"`
 	// Hold names what pauses or replaces the régua (regua.Hold*), "" when
 	// it runs; PromiseDate goes with a PROMISE hold. HoldID is the
 	// promise or dispute item behind the hold (its id under the contract),
 	// so the writer that ends the hold finds the item with one GetItem.
-	Hold             string `dynamodbav:"hold,omitempty"`
-	PromiseDate      string `dynamodbav:"promiseDate,omitempty"`
-	HoldID           string `dynamodbav:"holdId,omitempty"`
+	Hold        string `dynamodbav:"hold,omitempty"`
+	PromiseDate string `dynamodbav:"promiseDate,omitempty"`
+	HoldID      string `dynamodbav:"holdId,omitempty"`
+	// UF is the debtor's state the contract's calendar follows (its
+	// state bank holidays, ADR 0065): copied from the PROFILE when the
+	// contract is created and by Relocate when the profile's UF changes,
+	// so no payment or agenda visit reads the PROFILE for it.
+	UF               string `dynamodbav:"uf,omitempty"`
 	Shard            int    `dynamodbav:"shard"`
 	InstallmentCount int    `dynamodbav:"installmentCount"`
 	GSI1PK           string `dynamodbav:"GSI1PK,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -14,13 +15,25 @@ import (
 )
 
 // ContactProfile is what the contact gateway reads of a debtor's PROFILE
-// item: its state and the channels it refused, never the sealed personal
-// data. The item as read rides along, opaque, so the delivery resolves
-// the address from the same read (ContactAddressIn, ADR 0032).
+// item: its state, its time zone, which addresses it has and the channels
+// it refused, never the sealed personal data. The item as read rides
+// along, opaque, so the delivery resolves the address from the same read
+// (ContactAddressIn, ADR 0032).
 type ContactProfile struct {
-	UF     string
-	OptOut []string
-	item   kit.Item
+	UF       string
+	TimeZone string // the explicit zone; "" derives it (Zone)
+	OptOut   []string
+	// HasPhone, HasEmail and HasAddress say which addresses the sealed
+	// data holds (the postal Address for LETTER), so a caller can tell a
+	// channel without an address before it spends a contact.
+	HasPhone, HasEmail, HasAddress bool
+	item                           kit.Item
+}
+
+// Zone is the debtor's time zone (ADR 0064): the explicit one, else the
+// UF's, else fallback (the tenant's zone).
+func (p *ContactProfile) Zone(fallback *time.Location) *time.Location {
+	return ZoneOf(p.TimeZone, p.UF, fallback)
 }
 
 // Item is the PROFILE item as read, for ContactAddressIn.
@@ -43,7 +56,8 @@ func ReadContactProfile(ctx context.Context, db *kit.Tenant, tenantID, dk string
 	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
-	return &ContactProfile{UF: rec.UF, OptOut: rec.OptOut, item: it}, nil
+	return &ContactProfile{UF: rec.UF, TimeZone: rec.TimeZone, OptOut: rec.OptOut, HasPhone: rec.HasPhone, HasEmail: rec.HasEmail,
+		HasAddress: rec.HasAddress, item: it}, nil
 }
 
 // SetOptOut adds channel to dk's refused channels (out true) or takes it

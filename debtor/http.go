@@ -25,6 +25,12 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles: op, Request: LookupInput{Document: "529.982.247-25"}, Response: Found{}}, s.lookup)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey", Summary: "AP01: the 360 view of a debtor (one Query, cursor-paginated, document masked)",
 		Roles: op, Response: View360{}, Query: []string{"limit", "cursor"}}, s.view)
+	sp, uf, zone := "+55 11 90000-0001", "AM", "America/Manaus"
+	srv.Handle(web.Doc{Method: http.MethodPatch, Path: "/v1/debtors/:debtorKey",
+		Summary: "Change the debtor's phone, e-mail, postal address (sealed), UF, time zone or per-channel opt-outs, conditioned on the profile's version (409 when it moved); records a DebtorProfileChanged event naming the fields, never their values. Empty strings (and an empty address) remove",
+		Roles:   op, Request: PatchInput{Version: 1, Phone: &sp, UF: &uf, TimeZone: &zone, OptOut: map[string]bool{"WHATSAPP": true},
+			Address: &Address{Street: "Rua Sintética, 100", City: "Manaus", UF: "AM", PostalCode: "69000-000"}},
+		Response: ProfileView{}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}}, s.patch)
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/reveal", Summary: "Decrypt the debtor's document (compliance); writes an audit event first. Optional body {reason}",
 		Roles: comp, Request: RevealInput{Reason: "LEGAL_REQUEST"}, Response: Revealed{}}, s.reveal)
 	// The debtor's rights (LGPD arts. 18 and 16, docs/adr/0077): the data
@@ -169,6 +175,22 @@ func (s *Service) view(c echo.Context) error {
 		return err
 	}
 	out, err := s.View(c.Request().Context(), t, c.Param("debtorKey"), limit, c.QueryParam("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Service) patch(c echo.Context) error {
+	t, err := s.caller(c)
+	if err != nil {
+		return err
+	}
+	var in PatchInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.Patch(c.Request().Context(), t, c.Param("debtorKey"), in, actorOf(c))
 	if err != nil {
 		return err
 	}

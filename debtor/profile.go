@@ -36,9 +36,14 @@ type profileItem struct {
 	PII            []byte `dynamodbav:"pii"`
 	HasPhone       bool   `dynamodbav:"hasPhone"`
 	HasEmail       bool   `dynamodbav:"hasEmail"`
+	HasAddress     bool   `dynamodbav:"hasAddress,omitempty"`
 	// UF is the debtor's state, for per-state contact windows: coarse and
 	// non-identifying, so in clear like the masked document.
 	UF string `dynamodbav:"uf,omitempty"`
+	// TimeZone is the debtor's IANA zone when given explicitly (western
+	// Amazonas, Fernando de Noronha); empty, the zone derives from the UF,
+	// else the tenant's (ADR 0064). Coarse like the UF, so in clear.
+	TimeZone string `dynamodbav:"timeZone,omitempty"`
 	// OptOut lists the channels the debtor refused (SMS, WHATSAPP, ...),
 	// a string set changed only by SetOptOut (profileOptOutAttr).
 	OptOut     []string `dynamodbav:"optOut,stringset,omitempty"`
@@ -57,10 +62,11 @@ const profileOptOutAttr = "optOut"
 
 // personal is the plaintext sealed into profileItem.PII.
 type personal struct {
-	Document string `json:"document"`
-	Name     string `json:"name"`
-	Phone    string `json:"phone,omitempty"`
-	Email    string `json:"email,omitempty"`
+	Document string   `json:"document"`
+	Name     string   `json:"name"`
+	Phone    string   `json:"phone,omitempty"`
+	Email    string   `json:"email,omitempty"`
+	Address  *Address `json:"address,omitempty"` // postal address, for LETTER
 }
 
 // RegisterInput is the body of POST /v1/debtors.
@@ -70,6 +76,10 @@ type RegisterInput struct {
 	Phone    string `json:"phone,omitempty"`
 	Email    string `json:"email,omitempty"`
 	UF       string `json:"uf,omitempty"` // state (UF), not personal data: stored in clear
+	// TimeZone is an explicit IANA zone; empty, it derives from the UF.
+	TimeZone string `json:"timeZone,omitempty"`
+	// Address is the postal address letters go to, sealed like the phone.
+	Address *Address `json:"address,omitempty"`
 }
 
 // Registered is the answer of a registration.
@@ -103,16 +113,33 @@ func (in RegisterInput) validate() (Document, personal, error) {
 		}
 	}
 	if in.Email != "" {
-		if err := text.Check("email", in.Email); err != nil {
+		if p.Email, err = normalizeEmail(in.Email); err != nil {
 			return doc, personal{}, err
 		}
-		a, err := mail.ParseAddress(in.Email)
-		if err != nil || a.Address != in.Email || len(in.Email) > 254 {
-			return doc, personal{}, errs.E(errs.Invalid, "invalid_email", "email must be a plain address such as name@example.com")
+	}
+	if err := validZone(in.TimeZone); err != nil {
+		return doc, personal{}, err
+	}
+	if in.Address != nil {
+		a, err := in.Address.normalize()
+		if err != nil {
+			return doc, personal{}, err
 		}
-		p.Email = strings.ToLower(in.Email)
+		p.Address = &a
 	}
 	return doc, p, nil
+}
+
+// normalizeEmail keeps a plain address, lower-cased.
+func normalizeEmail(s string) (string, error) {
+	if err := text.Check("email", s); err != nil {
+		return "", err
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || len(s) > 254 {
+		return "", errs.E(errs.Invalid, "invalid_email", "email must be a plain address such as name@example.com")
+	}
+	return strings.ToLower(s), nil
 }
 
 // normalizePhone keeps an optional leading + and 10-15 digits.
@@ -201,7 +228,7 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	now := s.clock.Now()
 	profile, err := marshal(profileItem{PK: pk, SK: keys.ProfileSK, Type: "PROFILE", TenantID: t.ID, DebtorKey: dk,
 		DocumentType: string(doc.Type), MaskedDocument: doc.Masked(), PII: sealed, HasPhone: p.Phone != "", HasEmail: p.Email != "",
-		UF: in.UF, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
+		HasAddress: p.Address != nil, UF: in.UF, TimeZone: in.TimeZone, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +385,8 @@ func contains(list []string, s string) bool {
 var ErrNoAddress = errs.E(errs.Rule, "no_contact_address", "the debtor's profile has no address for this channel")
 
 // ContactAddress decrypts the address a channel needs — the phone for
-// SMS, WhatsApp and calls, the e-mail for EMAIL — for the contact
+// SMS, WhatsApp and calls, the e-mail for EMAIL, the postal address (one
+// line, Address.String) for LETTER — for the contact
 // gateway's sender. The address never leaves the send path: no log, no
 // error and no item holds it.
 func (s *Service) ContactAddress(ctx context.Context, t *tenant.Tenant, dk, channel string) (string, error) {
@@ -403,6 +431,10 @@ func (s *Service) ContactAddressIn(ctx context.Context, t *tenant.Tenant, dk str
 		addr = p.Phone
 	case "EMAIL":
 		addr = p.Email
+	case "LETTER":
+		if p.Address != nil {
+			addr = p.Address.String()
+		}
 	}
 	if addr == "" {
 		return "", ErrNoAddress

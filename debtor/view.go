@@ -16,14 +16,22 @@ import (
 
 // ProfileView is the debtor's profile as operators see it: masked.
 type ProfileView struct {
-	DocumentType   string   `json:"documentType"`
-	MaskedDocument string   `json:"maskedDocument"`
-	HasPhone       bool     `json:"hasPhone"`
-	HasEmail       bool     `json:"hasEmail"`
-	UF             string   `json:"uf,omitempty"`
-	OptOut         []string `json:"optOut,omitempty"`
-	KeyVersion     int      `json:"keyVersion"`
-	CreatedAt      string   `json:"createdAt"`
+	DocumentType   string `json:"documentType"`
+	MaskedDocument string `json:"maskedDocument"`
+	HasPhone       bool   `json:"hasPhone"`
+	HasEmail       bool   `json:"hasEmail"`
+	HasAddress     bool   `json:"hasAddress"`
+	UF             string `json:"uf,omitempty"`
+	// TimeZone is the debtor's zone (contact windows, the contact
+	// counter's date): the profile's own, else its UF's; empty, the
+	// tenant's (ADR 0064). TimeZoneExplicit says it was given.
+	TimeZone         string   `json:"timeZone,omitempty"`
+	TimeZoneExplicit bool     `json:"timeZoneExplicit"`
+	OptOut           []string `json:"optOut,omitempty"`
+	KeyVersion       int      `json:"keyVersion"`
+	// Version is what a PATCH of the profile is conditioned on.
+	Version   int    `json:"version"`
+	CreatedAt string `json:"createdAt"`
 }
 
 // ContractView is a contract on a page of the 360 view: the header's
@@ -126,8 +134,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
 				return nil, err
 			}
-			v.Profile = &ProfileView{DocumentType: p.DocumentType, MaskedDocument: p.MaskedDocument, HasPhone: p.HasPhone,
-				HasEmail: p.HasEmail, UF: p.UF, OptOut: p.OptOut, KeyVersion: p.KeyVersion, CreatedAt: p.CreatedAt}
+			v.Profile = profileView(&p)
 		case "CONTACT":
 			v.Contacts = append(v.Contacts, strip(it))
 		case "LIMIT":
@@ -146,7 +153,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 				if err := attributevalue.UnmarshalMap(it, &h); err != nil {
 					return nil, err
 				}
-				c.Facts, headed[id], headers[id] = h.View(today, cal), true, h
+				c.Facts, headed[id], headers[id] = h.View(today, cal.In(h.UF)), true, h
 				continue
 			}
 			switch parsed.Parts[1].Prefix {
@@ -155,7 +162,8 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 				if err := attributevalue.UnmarshalMap(it, &in); err != nil {
 					return nil, err
 				}
-				c.Installments = append(c.Installments, in.View(today, cal))
+				// Viewed once the header is known: its state's calendar
+				// decides the payable dates (the header sorts after them).
 				insts[id] = append(insts[id], in)
 			case "EV":
 				e, err := contract.DecodeEvent(it)
@@ -191,7 +199,13 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 		if err := attributevalue.UnmarshalMap(it, &h); err != nil {
 			return nil, err
 		}
-		c.Facts, headers[id] = h.View(today, cal), h
+		c.Facts, headers[id] = h.View(today, cal.In(h.UF)), h
+	}
+	for id, c := range byID {
+		ccal := cal.In(headers[id].UF)
+		for _, in := range insts[id] {
+			c.Installments = append(c.Installments, in.View(today, ccal))
+		}
 	}
 	// With every instalment of a contract on the page, its delinquency is
 	// shown as of today even if the agenda has not run yet.
@@ -202,7 +216,7 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 		}
 		full := &contract.Contract{Header: h, Installments: insts[id]}
 		sort.Slice(full.Installments, func(i, j int) bool { return full.Installments[i].Seq < full.Installments[j].Seq })
-		c.Facts = full.FactsOn(today, cal)
+		c.Facts = full.FactsOn(today, cal.In(h.UF))
 	}
 	sort.Slice(v.Contracts, func(i, j int) bool { return v.Contracts[i].ContractID < v.Contracts[j].ContractID })
 	for _, c := range v.Contracts {

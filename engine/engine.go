@@ -169,7 +169,8 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Idem = idem.New(e.Kit, e.Clock)
 	e.Policies = policy.NewService(e.Kit, e.Tenants, e.Clock)
 	e.Debtors = debtor.NewService(debtor.Deps{Kit: e.Kit, Tenants: e.Tenants, Sealer: e.Sealer, Clock: e.Clock})
-	e.Contracts = contract.NewService(contract.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem})
+	e.Contracts = contract.NewService(contract.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
+		DebtorUF: e.Debtors.UF})
 	e.Contacts = contactlimit.New(contactlimit.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Logger: e.Log,
 		Sender: d.Sender, Addresses: addressBook{e.Debtors}})
 	e.Agenda = agenda.New(agenda.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Contacts: e.Contacts, Bureau: d.Bureau,

@@ -268,7 +268,7 @@ func (s *Service) reversal(ctx context.Context, t *tenant.Tenant, settlementID s
 	for _, l := range taken {
 		rev.ReopenedCents += l.Total()
 	}
-	c.RefreshAfterReversal(calendar.Today(now, t.Location), t.Calendar(), dunning)
+	c.RefreshAfterReversal(calendar.Today(now, t.Location), c.Header.Calendar(t), dunning)
 	rev.ContractStatus = h.Status
 	if left > 0 {
 		rev.Outcome, rev.Reason = ReversalReview, ReviewNotReversible

@@ -278,7 +278,7 @@ func (s *Service) prepare(ctx context.Context, t *tenant.Tenant, c *contract.Con
 	if err != nil {
 		return nil, err
 	}
-	cal := t.Calendar()
+	cal := c.Header.Calendar(t)
 	var open []charges.State
 	for i := range c.Installments {
 		if in := &c.Installments[i]; in.Open() {

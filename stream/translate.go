@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -364,7 +365,17 @@ func translateContact(r Record) ([]Event, error) {
 	}
 	return []Event{{Type: ContactBlocked, DebtorKey: c.DebtorKey, ContractID: c.ContractID, StatusReason: string(c.Reason), Data: map[string]any{
 		"attemptId": c.AttemptID, "channel": string(c.Channel), "action": c.Action, "template": c.Template,
-		"localDate": c.LocalDate, "localTime": c.LocalTime, "reason": string(c.Reason), "window": c.Window,
+		"localDate": c.LocalDate, "localTime": wallClock(c.LocalTime), "reason": string(c.Reason), "window": c.Window,
 		"dunningPolicy": c.PolicyVersion,
 	}}}, nil
+}
+
+// wallClock is the HH:MM:SS of an evidence's localTime, the form the v1
+// event schema pins: evidence written since ADR 0064 holds the instant in
+// RFC 3339 with the debtor's offset; older evidence holds HH:MM:SS.
+func wallClock(localTime string) string {
+	if t, err := time.Parse(time.RFC3339, localTime); err == nil {
+		return t.Format("15:04:05")
+	}
+	return localTime
 }

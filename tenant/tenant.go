@@ -66,6 +66,11 @@ func (t *Tenant) Calendar() *calendar.Calendar {
 	return t.calendar
 }
 
+// CalendarIn is the tenant's calendar for a debtor in uf: the national
+// bank holidays, the state's (docs/adr/0065) and the tenant's own days.
+// An empty or unknown uf is the tenant's calendar.
+func (t *Tenant) CalendarIn(uf string) *calendar.Calendar { return t.Calendar().In(uf) }
+
 // secrets are sealed together in the TENANT item.
 type secrets struct {
 	DebtorKeys map[int][]byte `json:"debtorKeys"` // by key version

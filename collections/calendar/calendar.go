@@ -5,14 +5,17 @@ import (
 	"time"
 )
 
-// Calendar answers business-day questions: national bank holidays plus a
+// Calendar answers business-day questions: national bank holidays, a
+// state's bank holidays when it is a state's calendar (In), plus a
 // tenant's extra days (municipal holidays, for instance). Safe for
 // concurrent use.
 type Calendar struct {
 	extra map[Date]bool
+	uf    string // "" : national only
 
-	mu    sync.Mutex
-	years map[int]map[Date]bool // national holidays, computed once per year
+	mu     sync.Mutex
+	years  map[int]map[Date]bool // national (and the state's) holidays, computed once per year
+	states map[string]*Calendar  // In's answers, by UF
 }
 
 // New returns a calendar with the national bank holidays and extra days.
@@ -23,6 +26,30 @@ func New(extra ...Date) *Calendar {
 	}
 	return c
 }
+
+// In is c for a debtor in uf: the same national holidays and extra days
+// plus the state's bank holidays (StateBankHolidays). An unknown or empty
+// uf is c itself, and so is a calendar that is already a state's. The
+// answer is kept, so callers may ask for it on every contract.
+func (c *Calendar) In(uf string) *Calendar {
+	if c.uf != "" || !HasStateCalendar(uf) {
+		return c
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.states[uf]; ok {
+		return s
+	}
+	if c.states == nil {
+		c.states = map[string]*Calendar{}
+	}
+	s := &Calendar{extra: c.extra, uf: uf, years: map[int]map[Date]bool{}}
+	c.states[uf] = s
+	return s
+}
+
+// UF is the state whose holidays c includes ("" for none).
+func (c *Calendar) UF() string { return c.uf }
 
 // National is the calendar of national bank holidays only.
 var National = New()
@@ -36,12 +63,16 @@ func (c *Calendar) national(year int) map[Date]bool {
 		for _, h := range NationalBankHolidays(year) {
 			m[h.Date] = true
 		}
+		for _, h := range StateBankHolidays(c.uf, year) {
+			m[h.Date] = true
+		}
 		c.years[year] = m
 	}
 	return m
 }
 
-// IsHoliday reports whether d is a bank holiday (national or extra).
+// IsHoliday reports whether d is a bank holiday (national, the state's or
+// extra).
 func (c *Calendar) IsHoliday(d Date) bool { return c.extra[d] || c.national(d.Year())[d] }
 
 // IsBusinessDay reports whether banks do business on d: a weekday that is

@@ -78,6 +78,7 @@ var Registry = []Prefix{
 	{"JOB", SK, 0, "a maintenance job's lease and checkpoint, in the system partition (ADRs 0075-0078)", []string{"kind", "subject"}},
 	{"PEND", SK, 0, "a boleto registration awaiting the next shipping file (ADR 0072)", []string{"ts", "chargeId", "movement"}},
 	{"FILE", SK, 0, "a boleto shipping file (remessa), by its number (ADR 0072)", []string{"number"}},
+	{"WAKE", SK, 0, "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064)", []string{"date", "ts"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -383,6 +384,14 @@ func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("
 // RunsOn selects the agenda runs of one date (every shard's lease and
 // checkpoint) in the tenant partition.
 func RunsOn(date string) string { return join("RUN", date) + Sep }
+
+// Wake is the sort key, in the tenant partition, of the agenda wake-up
+// of a run date at an instant (a contact window opening that blocked
+// contacts wait for, ADR 0064).
+func Wake(date string, at time.Time) string { return join("WAKE", date, Timestamp(at)) }
+
+// WakesOn selects the wake-ups of one run date in the tenant partition.
+func WakesOn(date string) string { return join("WAKE", date) + Sep }
 
 // Bucket is the GSI2 partition of a delinquency bucket.
 func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }

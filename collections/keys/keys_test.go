@@ -67,6 +67,7 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Contact("2026-08-10", at, "x1"), "contact attempt localDate=2026-08-10 ts=2026-08-10T12:30:00.005Z attemptId=x1"},
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
+		{SK, Wake("2026-08-10", time.Date(2026, 8, 10, 13, 0, 0, 0, time.UTC)), "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064) date=2026-08-10 ts=2026-08-10T13:00:00.000Z"},
 		{PK, System, "platform system partition (stream consumer leases and checkpoints)"},
 		{SK, Shard("2026-09-24T12:00:00.000", "shardId-00000001790000000000-0a1b2c3d"), "stream shard: the consumer's lease and checkpoint (ADR 0047) streamLabel=2026-09-24T12:00:00.000 shardId=shardId-00000001790000000000-0a1b2c3d"},
 		{SK, CountersSeed("2026-09-24T12:00:00.000"), "whether a stream's bucket counters were counted from the portfolio index (ADR 0079) streamLabel=2026-09-24T12:00:00.000"},

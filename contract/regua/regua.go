@@ -53,6 +53,9 @@ const (
 	WhyBucketBoundary     = "BUCKET_BOUNDARY"       // BUCKET_MOVE at the crossing date
 	WhyReguaDone          = "REGUA_DONE"            // past the last step and boundary: off the agenda
 	WhyNoContactDay       = "NO_CONTACT_DAY"        // no contact day in 400 days: off the agenda
+	// WhyOwedInOrder: the steps owed by the first day the instalment could
+	// be late (a due date before Carnival) run one a contact day, in order.
+	WhyOwedInOrder = "OWED_IN_ORDER"
 )
 
 // Installment is what the régua needs of an instalment.
@@ -271,11 +274,21 @@ func (p *Plan) step(f Facts, pol *policy.Dunning, cal *calendar.Calendar) {
 	hi = max(hi, lo)
 	pending := steps[lo:hi]
 
+	// The steps whose day comes no later than the first business day the
+	// instalment is late came due while nobody could see the delinquency
+	// (a Friday due date before Carnival is first late on Ash Wednesday,
+	// 5 days on): they are not a late arrival's backlog, so they run in
+	// order, one a contact day, instead of collapsing into the latest.
+	seen := cal.FirstDayOverdue(p.OldestOverdue).Sub(p.Payable)
+	inOrder := len(pending) > 1 && pending[len(pending)-1].DaysPastDue <= seen
+
 	chosen, why := -1, ""
 	if i := index(pending, policy.BureauNotice); i >= 0 {
 		chosen, why = lo+i, WhyNoticeFirst
 	} else if i := index(pending, policy.BureauReport); i >= 0 {
 		chosen, why = lo+i, WhyReportFirst
+	} else if inOrder {
+		chosen, why = lo, WhyOwedInOrder
 	} else if len(pending) > 0 {
 		chosen, why = hi-1, WhyLatestPassedStep
 	}
