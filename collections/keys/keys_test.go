@@ -63,6 +63,8 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Dispute("C-1", "d1"), "contract contractId=C-1 / dispute disputeId=d1"},
 		{SK, Contact("2026-08-10", at, "x1"), "contact attempt localDate=2026-08-10 ts=2026-08-10T12:30:00.005Z attemptId=x1"},
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
+		{PK, WorkList("t042", "2026-08-10"), "tenant tenantId=t042 / collector's call list of one day (ADR 0066) date=2026-08-10"},
+		{SK, CallTask("9f2c1a7e4b0d3e61", "C-1"), "call task of one debtor's contract on the day's call list (ADR 0066) debtorKey=9f2c1a7e4b0d3e61 contractId=C-1"},
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
 		{PK, System, "platform system partition (stream consumer leases and checkpoints)"},
 		{SK, Shard("2026-09-24T12:00:00.000", "shardId-00000001790000000000-0a1b2c3d"), "stream shard: the consumer's lease and checkpoint (ADR 0047) streamLabel=2026-09-24T12:00:00.000 shardId=shardId-00000001790000000000-0a1b2c3d"},
