@@ -94,9 +94,18 @@ type Claim struct {
 	Actor      debtor.Actor
 
 	// Facts a message template may interpolate (never personal data).
+	// AmountCents is the amount due today ({{amount}}, {{amountDue}}).
 	AmountCents int64
 	DueDate     string
 	DaysPastDue int
+	Message     MessageFacts // the rest of what a message may say (message.go)
+
+	// Fallbacks are the channels tried in order when the debtor has no
+	// address for Channel (ADR 0066); the attempt records the one used.
+	Fallbacks []Channel
+	// Policy is the dunning policy version whose templates render the
+	// message: the contract's own (nil: the tenant's current).
+	Policy *policy.Dunning
 }
 
 // Attempt is the evidence of one claim, allowed or blocked.
@@ -256,6 +265,8 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	}
 	cal := t.Calendar()
 	window := pol.WindowFor(cal, date, uf)
+	channel, unroutable := route(c, prof)
+	c.Channel = channel
 	id := uuid.NewString()
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
 		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format("15:04:05"),
@@ -268,8 +279,10 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		a.Reason = ReasonWindow
 	case c.Disputed:
 		a.Reason = ReasonDispute
-	case slices.Contains(prof.OptOut, string(c.Channel)):
-		a.Reason = ReasonOptOut
+	case unroutable != "":
+		// Refused, or no address on any channel the step may use: nothing
+		// is sent and the day's contact is not spent.
+		a.Reason = unroutable
 	default:
 		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts)
 		if err != nil {
@@ -283,8 +296,11 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		}
 	}
 	a.Outcome = OutcomeBlocked
-	if a.Allowed {
+	switch {
+	case a.Allowed:
 		a.Outcome = OutcomePending
+	case a.Reason == ReasonNoAddress:
+		a.Outcome = OutcomeSkippedNoAddress
 	}
 	if err := g.evidence(ctx, t, a); err != nil {
 		// The counter may already count this attempt: that errs on the
