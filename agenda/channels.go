@@ -18,11 +18,11 @@ import (
 
 // Outcomes a step's event records beside EXECUTED.
 const (
-	outcomePassedOver     = "PASSED_OVER"                          // refused (opt-out) or no channel: the régua moves on
-	outcomeRescheduled    = "RESCHEDULED"                          // not today: the next contact day
-	outcomeSkippedAddress = contactlimit.OutcomeSkippedNoAddress   // no address on any of its channels: the régua moves on
-	reasonNoChannel       = contactlimit.Reason("NO_CHANNEL")      // a legacy step whose channel could not be derived
-	reasonJoined          = contactlimit.Reason("JOINED_DAY_CALL") // counted in the report only: a call joined the debtor's day call
+	outcomePassedOver     = "PASSED_OVER"                        // refused (opt-out) or no channel: the régua moves on
+	outcomeRescheduled    = "RESCHEDULED"                        // not today: the next contact day
+	outcomeSkippedAddress = contactlimit.OutcomeSkippedNoAddress // no address on any of its channels: the régua moves on
+	reasonNoChannel       = contactlimit.Reason("NO_CHANNEL")    // a legacy step whose channel could not be derived
+	reasonJoined          = contactlimit.Reason("JOINED")        // counted in the report only: the step joined the debtor's contact of the day on its channel
 )
 
 // contact runs the régua step of plan through the step table (ADR 0066):
@@ -49,18 +49,6 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 		w.out.blocked = reasonNoChannel
 		return nil
 	}
-	if kind == policy.KindCall {
-		// One call a day per debtor, whatever the number of its contracts:
-		// a second contract's call joins the first's (its own task, the
-		// same attempt), spending no second contact.
-		attempt, err := worklist.DebtorCall(ctx, r.db(t), t.ID, date.String(), h.DebtorKey)
-		if err != nil {
-			return err
-		}
-		if attempt != "" {
-			return r.callTask(t, c, w, plan, date, now, dunning, attempt, details, true)
-		}
-	}
 	facts, err := r.messageFacts(ctx, t, c, plan, date, now, dunning)
 	if err != nil {
 		return err
@@ -75,7 +63,7 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	}
 	claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: contactlimit.Channel(chans[0]), Fallbacks: fallbacks,
 		Template: plan.Action, Action: plan.Action, At: now, Disputed: h.Hold == regua.HoldDispute, Actor: actor, Policy: dunning,
-		AmountCents: facts.AmountDueCents, DueDate: due, DaysPastDue: plan.DaysPastDue, Message: facts}
+		AmountCents: facts.AmountDueCents, DueDate: due, DaysPastDue: plan.DaysPastDue, Message: facts, Join: true}
 	a, err := r.d.Contacts.Claim(ctx, t, claim)
 	if err != nil {
 		return fmt.Errorf("claim contact: %w", err)
@@ -111,7 +99,25 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 		return nil
 	}
 	if kind == policy.KindCall {
+		// One call a day per debtor, whatever the number of its contracts:
+		// a second contract's call joins the first's attempt (its own task,
+		// no second contact spent).
+		if a.JoinedTo != "" {
+			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, details, true)
+		}
 		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, details, false)
+	}
+	if a.JoinedTo != "" {
+		// The debtor already has today's contact on this channel (another
+		// contract's step): this step is executed by it, nothing more is
+		// sent or spent (ADR 0066).
+		record(c, plan, date)
+		details["joinedTo"], details["outcome"] = a.JoinedTo, contactlimit.OutcomeJoined
+		c.Refresh(date, cal, dunning)
+		w.events = append(w.events, c.NewEvent(0, EvStepExecuted, now, actor, details))
+		w.out.executed = append(w.out.executed, plan.Action)
+		w.out.blocked = reasonJoined
+		return nil
 	}
 	record(c, plan, date)
 	h.LastContactAt = keys.Timestamp(now)

@@ -106,6 +106,10 @@ type Claim struct {
 	// Policy is the dunning policy version whose templates render the
 	// message: the contract's own (nil: the tenant's current).
 	Policy *policy.Dunning
+	// Join makes the debtor's contacts of one day on one channel one
+	// contact: a claim on a channel already used that day joins that
+	// attempt instead of spending another (the agenda's steps, join.go).
+	Join bool
 }
 
 // Attempt is the evidence of one claim, allowed or blocked.
@@ -130,6 +134,7 @@ type Attempt struct {
 	OutcomeAt     string  `json:"outcomeAt,omitempty" dynamodbav:"outcomeAt,omitempty"`
 	ActorRole     string  `json:"actorRole,omitempty" dynamodbav:"actorRole,omitempty"`
 	RequestID     string  `json:"requestId,omitempty" dynamodbav:"requestId,omitempty"`
+	JoinedTo      string  `json:"joinedTo,omitempty" dynamodbav:"joinedTo,omitempty"` // the day's attempt on the channel this one joined
 	SK            string  `json:"-" dynamodbav:"-"`
 	// read is the PROFILE item the claim read, kept (unexported, never
 	// serialised) so the delivery resolves the address without reading it
@@ -284,7 +289,12 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		// is sent and the day's contact is not spent.
 		a.Reason = unroutable
 	default:
-		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts)
+		n, ok, err := 0, false, error(nil)
+		if c.Join {
+			n, a.JoinedTo, ok, err = g.spendOrJoin(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts, c.Channel, id)
+		} else {
+			n, ok, err = g.spend(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts)
+		}
 		if err != nil {
 			return Attempt{}, err
 		}
@@ -297,6 +307,8 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	}
 	a.Outcome = OutcomeBlocked
 	switch {
+	case a.Allowed && a.JoinedTo != "":
+		a.Outcome = OutcomeJoined
 	case a.Allowed:
 		a.Outcome = OutcomePending
 	case a.Reason == ReasonNoAddress:

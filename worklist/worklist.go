@@ -4,7 +4,9 @@
 // partition for that civil date, so a desk reads its day with one keyed
 // Query and a debtor's contracts come together for one call (ADR 0066).
 //
-// A task carries what a desk needs to order its day without reading the
+// The contact gateway makes the debtor's calls of one day one contact
+// (the tasks of its contracts share one attempt). A task carries what a
+// desk needs to order its day without reading the
 // contracts: the days past due, the amount due, the oldest due date, the
 // outstanding balance and the last contact. No personal data: the desk
 // resolves the phone through the contact gateway when it calls.
@@ -70,26 +72,6 @@ func Put(t Task) (kit.Action, error) {
 	}
 	cond := expression.AttributeNotExists(expression.Name("PK"))
 	return kit.PutAction(it, &cond), nil
-}
-
-// DebtorCall is the attempt of the call a debtor already has on the day's
-// list ("" when none): a second contract's CALL step that day joins it
-// instead of spending another contact. One Query on the debtor's tasks,
-// strongly consistent.
-func DebtorCall(ctx context.Context, db *kit.Tenant, tenantID, date, debtorKey string) (string, error) {
-	page, err := db.QueryPage(ctx, kit.Query{Partition: keys.WorkList(tenantID, date), Sort: kit.BeginsWith(keys.CallTasksOf(debtorKey)),
-		Consistent: true, Limit: 1}, "")
-	if err != nil {
-		return "", fmt.Errorf("worklist: read the debtor's tasks: %w", err)
-	}
-	for _, it := range page.Items {
-		var t Task
-		if err := attributevalue.UnmarshalMap(it, &t); err != nil {
-			return "", fmt.Errorf("worklist: decode task: %w", err)
-		}
-		return t.AttemptID, nil
-	}
-	return "", nil
 }
 
 // Day is one page of a day's call list, a debtor's tasks together (the
