@@ -10,13 +10,13 @@ import (
 	"lastro/tenant"
 )
 
-// Outcome and reason of a contact whose channel, and every fallback, has
+// ReasonNoAddress blocks a contact whose channel, and every fallback, has
 // no address on the debtor's profile: nothing is sent and no contact of
 // the day is spent (ADR 0066).
-const (
-	ReasonNoAddress         Reason = "NO_ADDRESS"
-	OutcomeSkippedNoAddress        = "SKIPPED_NO_ADDRESS"
-)
+const ReasonNoAddress Reason = "NO_ADDRESS"
+
+// OutcomeSkippedNoAddress is the outcome of a ReasonNoAddress attempt.
+const OutcomeSkippedNoAddress = "SKIPPED_NO_ADDRESS"
 
 // MessageFacts are what a message may say beyond the claim's own facts,
 // computed by the caller that knows the contract (the agenda): never
