@@ -10,15 +10,17 @@ import (
 )
 
 // Record is a contract as the credit bureau receives it: an inclusion
-// when the contract is reported, a removal when it is cured or settled.
+// when the contract is reported, an update when the overdue amount it
+// reported changed (a partial payment), a removal when it is cured or
+// settled.
 // No personal data: the bureau's integration resolves the debtor from the
 // creditor's own reference (tenant, debtor key, contract).
 type Record struct {
-	Kind          string `json:"kind"` // INCLUSION | REMOVAL
+	Kind          string `json:"kind"` // INCLUSION | UPDATE | REMOVAL
 	TenantID      string `json:"tenantId"`
 	DebtorKey     string `json:"debtorKey"`
 	ContractID    string `json:"contractId"`
-	AmountCents   int64  `json:"amountCents,omitempty"`
+	AmountCents   int64  `json:"amountCents,omitempty"` // the overdue amount (principal and interest), never the whole balance
 	OldestOverdue string `json:"oldestOverdueDueDate,omitempty"`
 	NoticeAt      string `json:"noticeAt,omitempty"`   // the notice's delivery evidence (CDC art. 43 §2)
 	ReportedAt    string `json:"reportedAt,omitempty"` // the inclusion a removal undoes
@@ -29,6 +31,7 @@ type Record struct {
 // Record kinds.
 const (
 	Inclusion = "INCLUSION"
+	Update    = "UPDATE"
 	Removal   = "REMOVAL"
 )
 

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/arrangement"
 	"lastro/collections/calendar"
-	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
 	"lastro/contract"
@@ -214,6 +212,14 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 		}
 		c.Refresh(date, c.Header.Calendar(t), dunning)
 	}
+	// Likewise an update the bureau became owed during this visit (a
+	// report whose amount changed since).
+	if h := &c.Header; h.NextAction == policy.BureauUpdate && h.NextActionDate <= date.String() && w.report == nil {
+		if err := r.update(ctx, t, c, w, date, now); err != nil {
+			return nil, err
+		}
+		c.Refresh(date, c.Header.Calendar(t), dunning)
+	}
 	return w, nil
 }
 
@@ -227,7 +233,12 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 			return nil, err
 		}
 	}
-	if due == policy.PromiseCheck && h.Hold == regua.HoldPromise && h.PromiseDate <= date.String() {
+	if due == policy.BureauUpdate {
+		if err := r.update(ctx, t, c, w, date, now); err != nil {
+			return nil, err
+		}
+	}
+	if due == policy.PromiseCheck && h.Hold == regua.HoldPromise && h.PromiseDate < date.String() {
 		// The promised date came: kept when the payments it counted reach
 		// its amount (or nothing is overdue any more), else broken; either
 		// way the régua resumes at the step it is owed. The promise's write
@@ -272,67 +283,28 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 	if due == policy.DueCheck || due == policy.BucketMove || due == policy.PromiseCheck {
 		w.out.executed = append(w.out.executed, due)
 	}
-	if h.Hold == regua.HoldDispute && isStep(due) {
-		return w, r.disputed(ctx, t, c, w, due, date, now)
+	if h.Hold == regua.HoldDispute && policy.IsStep(due) {
+		return w, r.disputed(ctx, t, c, w, due, date, now, dunning)
 	}
 	if plan.Step == nil || plan.Date != date {
 		return w, nil
 	}
-	if plan.Action == policy.BureauReport {
+	if policy.KindOf(*plan.Step) == policy.KindReport {
 		return w, r.report(ctx, t, c, w, plan, date, now, dunning)
 	}
-	claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: channelOf(plan.Action), Template: plan.Action,
-		Action: plan.Action, At: now, Disputed: h.Hold == regua.HoldDispute, Actor: actor,
-		AmountCents: h.OutstandingCents, DueDate: h.OldestOverdueDueDate, DaysPastDue: plan.DaysPastDue}
-	a, err := r.d.Contacts.Claim(ctx, t, claim)
-	if err != nil {
-		return nil, fmt.Errorf("claim contact: %w", err)
-	}
-	h.ContactAfter = "" // served or judged again now
-	details := map[string]any{"action": plan.Action, "daysPastDue": plan.DaysPastDue, "channel": string(claim.Channel),
-		"attemptId": a.AttemptID, "why": plan.Why, "skipped": skipped(plan)}
-	if !a.Allowed {
-		w.out.blocked = a.Reason
-		details["reason"] = string(a.Reason)
-		if a.Reason == contactlimit.ReasonOptOut {
-			// The debtor refused this channel: the step is passed over, on
-			// the record, and the régua moves on.
-			record(c, plan, date)
-			details["outcome"] = "PASSED_OVER"
-		} else if a.RetryAt != "" {
-			// The window opens later today on the debtor's clock: the step
-			// stays due today and waits for then (ADR 0064).
-			wake, err := wakeAction(t, date, a.RetryAt, now)
-			if err != nil {
-				return nil, err
-			}
-			h.ContactAfter = a.RetryAt
-			details["outcome"], details["retryAt"] = "WAITING", a.RetryAt
-			w.writes = append(w.writes, wake)
-			w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
-			return w, nil
-		} else {
-			// Not today (window closed, holiday, limit reached): the next
-			// contact day.
-			details["outcome"] = "RESCHEDULED"
-		}
-		c.Refresh(date, cal, dunning, func(d calendar.Date) bool { return d != date })
-		w.events = append(w.events, c.NewEvent(0, EvStepBlocked, now, actor, details))
-		return w, nil
-	}
-	record(c, plan, date)
-	h.LastContactAt = keys.Timestamp(now)
-	c.Refresh(date, cal, dunning)
-	w.events = append(w.events, c.NewEvent(0, EvStepExecuted, now, actor, details))
-	w.out.executed = append(w.out.executed, plan.Action)
-	w.send = &delivery{claim: claim, attempt: a, notice: plan.Action == policy.BureauNotice}
-	return w, nil
+	// What the step does follows from the step table (ADR 0066).
+	return w, r.contact(ctx, t, c, w, plan, date, now, dunning)
 }
 
 // record notes on the header that plan's step ran on date.
 func record(c *contract.Contract, plan regua.Plan, date calendar.Date) {
 	f := c.Facts(date, nil, nil)
 	ex := f.Executed.Record(plan, date)
+	if plan.Why == regua.WhyPreDue {
+		// A reminder before the due date is not a step of a delinquency.
+		c.Header.ReminderDue, c.Header.ReminderStep = ex.ReminderDue.String(), ex.ReminderStep
+		return
+	}
 	c.Header.LastStep, c.Header.LastStepAt = ex.LastStep, ex.LastAt.String()
 }
 
@@ -344,22 +316,6 @@ func skipped(p regua.Plan) []string {
 	return out
 }
 
-// channelOf is the channel a régua step contacts through, by its name's
-// first word (SMS_D5, CALL_D15, WHATSAPP_D3, EMAIL_D10, LETTER_D30); the
-// bureau notice is a written notice, by e-mail.
-func channelOf(action string) contactlimit.Channel {
-	if action == policy.BureauNotice {
-		return contactlimit.Email
-	}
-	head, _, _ := strings.Cut(action, "_")
-	for _, ch := range contactlimit.Channels {
-		if string(ch) == head {
-			return ch
-		}
-	}
-	return contactlimit.SMS
-}
-
 // report records the contract's report to the bureau (AP10), submitted
 // once recorded: the régua only plans BUREAU_REPORT once a delivered
 // notice is old enough (ADR 0014).
@@ -368,11 +324,13 @@ func (r *Runner) report(_ context.Context, t *tenant.Tenant, c *contract.Contrac
 		return errors.New("agenda: no bureau configured for BUREAU_REPORT")
 	}
 	h := &c.Header
-	rec := Record{Kind: Inclusion, TenantID: t.ID, DebtorKey: h.DebtorKey, ContractID: h.ContractID, AmountCents: h.OutstandingCents,
-		OldestOverdue: h.OldestOverdueDueDate, NoticeAt: h.NoticeAt, At: now.UTC().Format(time.RFC3339)}
+	// The inclusion carries what is overdue and its due date, not the
+	// whole balance: only an overdue debt may be reported (ADR 0067).
+	rec := Record{Kind: Inclusion, TenantID: t.ID, DebtorKey: h.DebtorKey, ContractID: h.ContractID, AmountCents: plan.OverdueCents,
+		OldestOverdue: plan.OldestOverdue.String(), NoticeAt: h.NoticeAt, At: now.UTC().Format(time.RFC3339)}
 	w.report = &rec
 	record(c, plan, date)
-	h.ReportedAt = date.String()
+	h.ReportedAt, h.ReportedCents = date.String(), rec.AmountCents
 	c.Refresh(date, c.Header.Calendar(t), dunning)
 	w.events = append(w.events, c.NewEvent(0, EvBureauReport, now, actor, map[string]any{
 		"daysPastDue": plan.DaysPastDue, "amountCents": rec.AmountCents, "noticeAt": h.NoticeAt, "oldestOverdueDueDate": rec.OldestOverdue}))
@@ -446,25 +404,16 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 	})
 }
 
-// isStep reports whether an agenda action is a régua step rather than one
-// the engine schedules itself.
-func isStep(action string) bool {
-	switch action {
-	case "", policy.DueCheck, policy.PromiseCheck, policy.BucketMove, policy.BureauRemoval:
-		return false
-	}
-	return true
-}
-
 // disputed records the régua step that came due on a disputed contract as
 // blocked: its contact goes to the gateway marked disputed, so the
 // evidence says DISPUTE, and a bureau report is never submitted (CDC art.
 // 43). The contract was already replanned without the step by Refresh.
-func (r *Runner) disputed(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, action string, date calendar.Date, now time.Time) error {
+func (r *Runner) disputed(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, action string, date calendar.Date, now time.Time,
+	dunning *policy.Dunning) error {
 	h := &c.Header
 	details := map[string]any{"action": action, "reason": string(contactlimit.ReasonDispute), "outcome": "PAUSED", "disputeId": h.HoldID}
-	if action != policy.BureauReport {
-		claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: channelOf(action), Template: action,
+	if action != policy.BureauReport && stepChannel(dunning, action) != "" {
+		claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: stepChannel(dunning, action), Template: action,
 			Action: action, At: now, Disputed: true, Actor: actor, AmountCents: h.OutstandingCents, DueDate: h.OldestOverdueDueDate}
 		a, err := r.d.Contacts.Claim(ctx, t, claim)
 		if err != nil {

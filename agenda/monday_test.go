@@ -123,24 +123,30 @@ func TestMondayMorningQuestions(t *testing.T) {
 		t.Fatalf("%d of the crossed contracts have a promise this week, want 2", promised)
 	}
 
-	// 3. Why did debtor X get three SMS on Sunday? The CONTACT range of
-	// the day beside the LIMIT counter: three allowed attempts, the fourth
-	// blocked by the limit.
+	// 3. What did debtor X get on Sunday, with four contracts due the
+	// same step? The CONTACT range of the day beside the LIMIT counter:
+	// one SMS, counted once, the other contracts' steps joined to it
+	// (ADR 0066: one contact per debtor a day per channel).
 	status, out := f.Do(t, "GET", "/v1/debtors/"+x+"/contacts?date=2026-09-20", f.keys["compliance"], "")
-	if status != 200 || out["counter"] != float64(3) {
+	if status != 200 || out["counter"] != float64(1) {
 		t.Fatalf("contacts of Sunday: %d %v", status, out)
 	}
-	allowed, limited := 0, 0
+	sent, joined := "", 0
 	for _, it := range out["items"].([]any) {
 		a := it.(map[string]any)
 		switch {
-		case a["allowed"] == true && a["channel"] == "SMS" && a["action"] == "SMS_D5":
-			allowed++
-		case a["allowed"] == false && a["reason"] == "LIMIT":
-			limited++
+		case a["allowed"] == true && a["channel"] == "SMS" && a["outcome"] == "SENT":
+			sent, _ = a["attemptId"].(string)
+		case a["allowed"] == true && a["outcome"] == "JOINED":
+			joined++
 		}
 	}
-	if allowed != 3 || limited != 1 {
-		t.Fatalf("Sunday's evidence: %d allowed, %d blocked by the limit: %v", allowed, limited, out["items"])
+	for _, it := range out["items"].([]any) {
+		if a := it.(map[string]any); a["outcome"] == "JOINED" && a["joinedTo"] != sent {
+			t.Fatalf("a step joined another attempt than the day's SMS: %v", a)
+		}
+	}
+	if sent == "" || joined != 3 {
+		t.Fatalf("Sunday's evidence: sent %q, %d joined: %v", sent, joined, out["items"])
 	}
 }

@@ -28,8 +28,9 @@ func TestPromiseCheckRacingASettlement(t *testing.T) {
 				contract.Actor{Role: "operator"}); err != nil {
 				t.Fatal(err)
 			}
-			run := at("2026-08-12", 8, 0)
-			paidAt := at("2026-08-12", 7, 59)
+			// The check runs the day after the promised date.
+			run := at("2026-08-13", 8, 0)
+			paidAt := at("2026-08-13", 7, 59)
 			if between {
 				var once sync.Once
 				f.Agenda.SetBeforeSave(func(string) {

@@ -415,14 +415,17 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	}
 	// Contacts: one evidence item per contact step claimed (allowed or
 	// blocked), a LIMIT counter ADD per claim that passed the rules, an
-	// outcome per delivered one, 1 WRU each (small items, no index).
+	// outcome per delivered one, 1 WRU each (small items, no index). A
+	// call is not delivered: its task goes on the day's call list, written
+	// with its step (ADR 0066), and the desk records its outcome.
 	claims, evidence, outcomes := contactOps["contact.claim"], contactOps["contact.evidence"], contactOps["contact.record"]
 	contactSteps := evTypes[agenda.EvStepExecuted] + evTypes[agenda.EvStepBlocked]
+	calls := executed["CALL_D15"]
 	if evidence.Calls != contactSteps || evidence.WRU != float64(evidence.Calls) {
 		t.Errorf("contact evidence: %d calls %.0f WRU, want %d steps at 1 WRU", evidence.Calls, evidence.WRU, contactSteps)
 	}
-	if outcomes.Calls != evTypes[agenda.EvStepExecuted] || outcomes.WRU != float64(outcomes.Calls) {
-		t.Errorf("contact outcomes: %d calls %.0f WRU, want %d at 1 WRU", outcomes.Calls, outcomes.WRU, evTypes[agenda.EvStepExecuted])
+	if outcomes.Calls != evTypes[agenda.EvStepExecuted]-calls || outcomes.WRU != float64(outcomes.Calls) {
+		t.Errorf("contact outcomes: %d calls %.0f WRU, want %d at 1 WRU", outcomes.Calls, outcomes.WRU, evTypes[agenda.EvStepExecuted]-calls)
 	}
 	if claims.Calls < outcomes.Calls || claims.Calls > contactSteps || claims.WRU != float64(claims.Calls) {
 		t.Errorf("contact claims: %d calls %.0f WRU, want %d-%d at 1 WRU", claims.Calls, claims.WRU, outcomes.Calls, contactSteps)
@@ -435,7 +438,8 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	// Table arm, exactly: a header-only write is one PutItem (H units), a
 	// write with an event one transaction (2H + 2E: transactions double),
 	// a lease update and each contact write 1.
-	contactCalls := float64(claims.Calls + evidence.Calls + outcomes.Calls)
+	// A call's task is one more item in its step's transaction (doubled).
+	contactCalls := float64(claims.Calls+evidence.Calls+outcomes.Calls) + 2*float64(calls)
 	lo := float64(puts)*hUnits[0] + float64(txs)*2*(hUnits[0]+eUnits[0]) + float64(updates) + contactCalls
 	hi := float64(puts)*hUnits[1] + float64(txs)*2*(hUnits[1]+eUnits[1]) + float64(updates) + contactCalls
 	if tableWCU < lo || tableWCU > hi {

@@ -335,7 +335,7 @@ func (s *Service) agreement(ctx context.Context, t *tenant.Tenant, c *contract.C
 	a.DownPaymentSeq = seq
 	add := func(seq int, due calendar.Date, cents int64, down bool) {
 		c.Installments = append(c.Installments, contract.Installment{PK: h.PK, SK: keys.Installment(h.ContractID, seq), Type: contract.TypeInstallment,
-			Seq: seq, OriginalDueDate: due.String(), DueDate: due.String(), PrincipalCents: cents, Status: contract.InstOpen})
+			Seq: seq, OriginalDueDate: due.String(), DueDate: due.String(), PrincipalCents: cents, Status: contract.InstOpen, AgreementID: a.AgreementID})
 		a.Schedule = append(a.Schedule, ScheduleLine{Seq: seq, DueDate: due.String(), AmountCents: cents, DownPayment: down})
 	}
 	add(seq, today, in.DownPaymentCents, true)
@@ -348,6 +348,17 @@ func (s *Service) agreement(ctx context.Context, t *tenant.Tenant, c *contract.C
 	}
 	h.Status, h.StatusReason = contract.StatusInAgreement, ReasonAgreementSigned
 	h.Hold, h.HoldID, h.PromiseDate = regua.HoldAgreement, a.AgreementID, ""
+	// The delinquency the agreement renegotiates is kept aside: a break
+	// resumes it from its oldest due date without replaying its steps,
+	// while an instalment outside the agreement that falls due during it
+	// is a delinquency of its own, dunned from the first step (ADR 0068).
+	for _, inst := range overdue {
+		if h.DelinquentSince == "" || inst.DueDate < h.DelinquentSince {
+			h.DelinquentSince = inst.DueDate
+		}
+	}
+	h.PriorLastStep, h.PriorNoticeAt = max(h.PriorLastStep, h.LastStep), h.NoticeAt
+	h.LastStep, h.LastStepAt, h.NoticeAt, h.NoticeSkippedAt = 0, "", "", ""
 	h.OldestOverdueDueDate, h.Bucket = "", "" // out of the portfolio: the agreement is what is owed
 	plan := c.Refresh(today, cal, dunning)
 	saved, err := c.Save(now)
@@ -507,16 +518,18 @@ func AgreementDue(c *contract.Contract, a *Agreement, date calendar.Date, cal *c
 		return nil, nil, nil
 	}
 	h := &c.Header
-	// release hands the contract back to the régua. A lapse resumes the
-	// delinquency the agreement interrupted, with the steps it had run; a
-	// break is a new delinquency on the agreement's instalments, so its
-	// steps start over.
-	release := func(newDelinquency bool) {
+	// release hands the contract back to the régua. A lapse or a break
+	// resumes the delinquency the agreement interrupted: measured from its
+	// original oldest due date (the header's DelinquentSince), with the
+	// steps it had run, so none is replayed (ADR 0068).
+	release := func(bool) {
 		h.Status, h.StatusReason = contract.StatusInCollection, contract.ReasonOldestOverdue
 		h.Hold, h.HoldID, h.PromiseDate = "", "", ""
-		if newDelinquency {
-			h.LastStep, h.LastStepAt = 0, ""
+		h.LastStep = max(h.LastStep, h.PriorLastStep)
+		if h.NoticeAt == "" {
+			h.NoticeAt = h.PriorNoticeAt
 		}
+		h.PriorLastStep, h.PriorNoticeAt = 0, ""
 	}
 	var actions []kit.Action
 	if a.Status == AgreementSigned {
@@ -557,12 +570,12 @@ func AgreementDue(c *contract.Contract, a *Agreement, date calendar.Date, cal *c
 	if a.Status != AgreementEffective {
 		return nil, actions, nil
 	}
-	// Any instalment the contract still owes counts, the agreement's and
-	// those not yet due when it was signed: the régua's agreement hold
-	// plans the break check on the oldest overdue of them all.
-	for i := range c.Installments {
-		inst := &c.Installments[i]
-		if !inst.Open() {
+	// The break is measured on the agreement's own instalments (its
+	// schedule): an instalment outside it that falls due meanwhile is
+	// dunned by the régua instead (ADR 0068).
+	for _, l := range a.Schedule {
+		inst := c.Installment(l.Seq)
+		if inst == nil || !inst.Open() {
 			continue
 		}
 		if late := date.Sub(cal.Adjust(inst.Due())); late > dunning.AgreementBreak() {

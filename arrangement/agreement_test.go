@@ -219,6 +219,14 @@ func TestAgreementLapsesWithoutDownPayment(t *testing.T) {
 	}
 }
 
+// TestAgreementBrokenThirtyOneDaysLate is also issue 22 finding 10
+// (ADR 0068): the original instalment that falls due during the agreement
+// (seq 3, 10-07) is dunned (SMS_D1 on 10-10, not "0 days past due" for a
+// month); the break is measured on the agreement's own first instalment
+// (09-10, 31 days late on 10-11); after it the delinquency resumes from
+// the original oldest due date (08-07: D061_090, not D031_060) and the
+// step already sent before the agreement (SMS_D1) is not replayed — the
+// notice, never skipped, is next.
 func TestAgreementBrokenThirtyOneDaysLate(t *testing.T) {
 	t.Parallel()
 	f, dk := delinquent(t)
@@ -235,8 +243,12 @@ func TestAgreementBrokenThirtyOneDaysLate(t *testing.T) {
 			t.Fatalf("%s: %v", d, ag["status"])
 		}
 	}
-	if h := f.header(t, dk, "C-1"); h.NextActionDate != "2026-10-11" { // the break check (with the bucket move)
-		t.Fatalf("break check not planned: %+v", h)
+	h0 := f.header(t, dk, "C-1")
+	if h0.NextActionDate != "2026-10-11" { // the break check (with the bucket move)
+		t.Fatalf("break check not planned: %+v", h0)
+	}
+	if h0.Status != contract.StatusInAgreement || h0.OldestOverdueDueDate != "2026-10-07" || h0.LastStep != 1 || h0.LastStepAt != "2026-10-10" {
+		t.Fatalf("the instalment due during the agreement was not dunned: %+v", h0)
 	}
 	f.runAt(t, at("2026-10-11", 8, 0)) // 2026-09-10 is 31 days late
 	if ag := f.getAgreement(t, dk, "C-1", agID); ag["status"] != arrangement.AgreementBroken {
@@ -244,8 +256,11 @@ func TestAgreementBrokenThirtyOneDaysLate(t *testing.T) {
 	}
 	c := f.load(t, dk, "C-1")
 	h := c.Header
-	if h.Status != contract.StatusInCollection || h.Hold != "" || h.OldestOverdueDueDate != "2026-09-10" || h.Bucket != "D031_060" {
+	if h.Status != contract.StatusInCollection || h.Hold != "" || h.OldestOverdueDueDate != "2026-08-07" || h.Bucket != "D091_PLUS" && h.Bucket != "D061_090" {
 		t.Fatalf("header: %+v", h)
+	}
+	if h.Bucket != "D061_090" || h.LastStep != 1 || h.NextAction != "BUREAU_NOTICE" {
+		t.Fatalf("delinquency did not resume from 08-07 with its steps: %+v", h)
 	}
 	if c.Installment(1).Status != contract.InstRenegotiated || c.Installment(4).Status != contract.InstPaid || c.Installment(2).Status != contract.InstPaid {
 		t.Fatal("the agreement's history changed")

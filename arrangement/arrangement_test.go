@@ -172,10 +172,11 @@ func TestPromiseKeptByPixTwoDaysEarly(t *testing.T) {
 	f, dk := delinquent(t)
 	pid := f.promise(t, dk, "C-1", "2026-08-14", 100000)
 	h := f.header(t, dk, "C-1")
-	if h.Hold != "PROMISE" || h.NextAction != "PROMISE_CHECK" || h.NextActionDate != "2026-08-14" || h.HoldID != pid {
+	// Checked the day after the promised date: the debtor has the whole day.
+	if h.Hold != "PROMISE" || h.NextAction != "PROMISE_CHECK" || h.NextActionDate != "2026-08-15" || h.HoldID != pid {
 		t.Fatalf("after promise: %+v", h)
 	}
-	if ids := f.indexed(t, table.Agenda, keys.Agenda(f.t.ID, "2026-08-14", h.Shard)); len(ids) != 1 {
+	if ids := f.indexed(t, table.Agenda, keys.Agenda(f.t.ID, "2026-08-15", h.Shard)); len(ids) != 1 {
 		t.Fatalf("PROMISE_CHECK not on the agenda: %v", ids)
 	}
 	f.payPix(t, dk, "C-1", 1, at("2026-08-12", 11, 0))
@@ -186,7 +187,7 @@ func TestPromiseKeptByPixTwoDaysEarly(t *testing.T) {
 	if h.Hold != "" || h.HoldID != "" || h.NextAction != "DUE_CHECK" || h.Status != contract.StatusActive {
 		t.Fatalf("after payment: %+v", h)
 	}
-	if ids := f.indexed(t, table.Agenda, keys.Agenda(f.t.ID, "2026-08-14", h.Shard)); len(ids) != 0 {
+	if ids := f.indexed(t, table.Agenda, keys.Agenda(f.t.ID, "2026-08-15", h.Shard)); len(ids) != 0 {
 		t.Fatalf("PROMISE_CHECK left on the agenda: %v", ids)
 	}
 	for _, d := range []string{"2026-08-12", "2026-08-13", "2026-08-14"} {
@@ -205,7 +206,7 @@ func TestPromiseKeptByPixTwoDaysEarly(t *testing.T) {
 func TestBrokenPromiseReturnsToTheOwedStepOnTheNextContactDay(t *testing.T) {
 	t.Parallel()
 	f, dk := delinquent(t)
-	pid := f.promise(t, dk, "C-1", "2026-08-16", 100000) // a Sunday
+	pid := f.promise(t, dk, "C-1", "2026-08-15", 100000) // a Saturday: checked on Sunday
 	for _, d := range []string{"2026-08-12", "2026-08-13", "2026-08-14", "2026-08-15"} {
 		if rep := f.runAt(t, at(d, 8, 0)); len(rep.Executed) != 0 {
 			t.Fatalf("%s under promise: %v", d, rep.Executed)
@@ -255,12 +256,14 @@ func TestThirdPromiseRefusedAfterTwoBroken(t *testing.T) {
 	for _, d := range []string{"2026-08-11", "2026-08-13"} {
 		f.Clock.Set(at(d, 7, 0))
 		f.promise(t, dk, "C-1", d, 50000)
-		if rep := f.runAt(t, at(d, 8, 0)); rep.Executed["PROMISE_CHECK"] != 1 {
-			t.Fatalf("%s: %v", d, rep.Executed)
+		// Checked, and broken, the day after.
+		next := calendar.MustParse(d).AddDays(1).String()
+		if rep := f.runAt(t, at(next, 8, 0)); rep.Executed["PROMISE_CHECK"] != 1 {
+			t.Fatalf("%s: %v", next, rep.Executed)
 		}
 	}
-	f.Clock.Set(at("2026-08-13", 12, 0))
-	status, out = f.post(t, "operator", contractPath(dk, "C-1")+"/promises", `{"promisedDate":"2026-08-14","amountCents":50000}`)
+	f.Clock.Set(at("2026-08-14", 12, 0))
+	status, out = f.post(t, "operator", contractPath(dk, "C-1")+"/promises", `{"promisedDate":"2026-08-15","amountCents":50000}`)
 	if status != http.StatusUnprocessableEntity || enginetest.ErrorCode(out) != "too_many_broken_promises" {
 		t.Fatalf("third promise: %d %v", status, out)
 	}

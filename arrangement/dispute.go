@@ -62,16 +62,6 @@ type ResolveInput struct {
 	Outcome string `json:"outcome"`
 }
 
-// isStep reports whether an agenda action is a régua step (not one the
-// engine schedules itself).
-func isStep(action string) bool {
-	switch action {
-	case "", policy.DueCheck, policy.PromiseCheck, policy.BucketMove, policy.BureauRemoval:
-		return false
-	}
-	return true
-}
-
 // OpenDispute opens a dispute: the DSP item, the contract's DISPUTE hold
 // and a DisputeOpened event in one transaction. The régua pauses; the
 // step already on the agenda stays there when it comes first, so its day
@@ -103,7 +93,7 @@ func (s *Service) OpenDispute(ctx context.Context, t *tenant.Tenant, dk, contrac
 		before := *h
 		h.Hold, h.HoldID = regua.HoldDispute, d.DisputeID
 		c.Refresh(calendar.Today(now, t.Location), c.Header.Calendar(t), dunning)
-		if isStep(before.NextAction) && (h.NextAction == "" || before.NextActionDate <= h.NextActionDate) {
+		if policy.IsStep(before.NextAction) && (h.NextAction == "" || before.NextActionDate <= h.NextActionDate) {
 			h.NextAction, h.NextActionDate = before.NextAction, before.NextActionDate
 		}
 		da, err := putNew(d)

@@ -64,7 +64,7 @@ func (s *Service) Due(ctx context.Context, t *tenant.Tenant, dk, contractID stri
 	if err != nil {
 		return nil, err
 	}
-	cal := t.Calendar()
+	cal := c.Header.Calendar(t) // the debtor's state calendar (ADR 0065)
 	today := calendar.Today(s.clock.Now(), t.Location)
 	out := &Due{ContractID: contractID, Today: today.String(), Installments: []InstallmentDue{}}
 	for i := range c.Installments {

@@ -95,9 +95,22 @@ type Claim struct {
 	Actor      debtor.Actor
 
 	// Facts a message template may interpolate (never personal data).
+	// AmountCents is the amount due today ({{amount}}, {{amountDue}}).
 	AmountCents int64
 	DueDate     string
 	DaysPastDue int
+	Message     MessageFacts // the rest of what a message may say (message.go)
+
+	// Fallbacks are the channels tried in order when the debtor has no
+	// address for Channel (ADR 0066); the attempt records the one used.
+	Fallbacks []Channel
+	// Policy is the dunning policy version whose templates render the
+	// message: the contract's own (nil: the tenant's current).
+	Policy *policy.Dunning
+	// Join makes the debtor's contacts of one day on one channel one
+	// contact: a claim on a channel already used that day joins that
+	// attempt instead of spending another (the agenda's steps, join.go).
+	Join bool
 }
 
 // Attempt is the evidence of one claim, allowed or blocked.
@@ -123,7 +136,8 @@ type Attempt struct {
 	OutcomeAt     string  `json:"outcomeAt,omitempty" dynamodbav:"outcomeAt,omitempty"`
 	ActorRole     string  `json:"actorRole,omitempty" dynamodbav:"actorRole,omitempty"`
 	RequestID     string  `json:"requestId,omitempty" dynamodbav:"requestId,omitempty"`
-	RetryAt       string  `json:"retryAt,omitempty" dynamodbav:"retryAt,omitempty"` // blocked before today's window opens: when it opens (UTC)
+	RetryAt       string  `json:"retryAt,omitempty" dynamodbav:"retryAt,omitempty"`   // blocked before today's window opens: when it opens (UTC)
+	JoinedTo      string  `json:"joinedTo,omitempty" dynamodbav:"joinedTo,omitempty"` // the day's attempt on the channel this one joined
 	SK            string  `json:"-" dynamodbav:"-"`
 	// read is the PROFILE item the claim read, kept (unexported, never
 	// serialised) so the delivery resolves the address without reading it
@@ -263,6 +277,8 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	date := calendar.Of(c.At, loc)
 	cal := t.CalendarIn(uf)
 	window := pol.WindowFor(cal, date, uf)
+	channel, unroutable := route(c, prof)
+	c.Channel = channel
 	id := uuid.NewString()
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
 		Action: c.Action, At: keys.Timestamp(c.At), LocalDate: date.String(), LocalTime: local.Format(time.RFC3339),
@@ -277,10 +293,17 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		a.RetryAt = opensLater(window, local)
 	case c.Disputed:
 		a.Reason = ReasonDispute
-	case slices.Contains(prof.OptOut, string(c.Channel)):
-		a.Reason = ReasonOptOut
+	case unroutable != "":
+		// Refused, or no address on any channel the step may use: nothing
+		// is sent and the day's contact is not spent.
+		a.Reason = unroutable
 	default:
-		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts)
+		n, ok, err := 0, false, error(nil)
+		if c.Join {
+			n, a.JoinedTo, ok, err = g.spendOrJoin(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts, c.Channel, id)
+		} else {
+			n, ok, err = g.spend(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts)
+		}
 		if err != nil {
 			return Attempt{}, err
 		}
@@ -292,8 +315,13 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		}
 	}
 	a.Outcome = OutcomeBlocked
-	if a.Allowed {
+	switch {
+	case a.Allowed && a.JoinedTo != "":
+		a.Outcome = OutcomeJoined
+	case a.Allowed:
 		a.Outcome = OutcomePending
+	case a.Reason == ReasonNoAddress:
+		a.Outcome = OutcomeSkippedNoAddress
 	}
 	if err := g.evidence(ctx, t, a); err != nil {
 		// The counter may already count this attempt: that errs on the

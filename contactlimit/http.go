@@ -59,6 +59,12 @@ func (g *Gateway) postContact(c echo.Context) error {
 	claim := Claim{DebtorKey: c.Param("debtorKey"), ContractID: in.ContractID, Channel: in.Channel, Template: in.Template,
 		Action: ManualAction, Actor: debtor.Actor{Role: string(p.Role), RequestID: web.RequestID(c)}}
 	ctx := c.Request().Context()
+	// The contract the contact names must be this debtor's (its header is
+	// in the debtor's partition, so another debtor's is not found), and
+	// its dispute pauses operators as it pauses the régua.
+	if err := g.manual(ctx, t, &claim); err != nil {
+		return err
+	}
 	var a Attempt
 	if g.sender != nil && g.addresses != nil {
 		a, err = g.Send(ctx, t, claim)
@@ -76,6 +82,14 @@ func (g *Gateway) postContact(c echo.Context) error {
 	}
 	if !a.Allowed {
 		var body BlockedBody
+		if a.Reason == ReasonNoAddress {
+			// Not the day's limit: the debtor has no address for the
+			// channel. The attempt was recorded, nothing spent.
+			body.Error.Code, body.Error.Reason = "no_contact_address", a.Reason
+			body.Error.Message = "the debtor's profile has no address for this channel; the attempt was recorded"
+			body.Attempt = a
+			return c.JSON(http.StatusUnprocessableEntity, body)
+		}
 		body.Error.Code, body.Error.Reason = "contact_blocked", a.Reason
 		body.Error.Message = "contact not allowed: " + string(a.Reason) + "; the attempt was recorded"
 		body.Attempt = a

@@ -5,12 +5,25 @@ import (
 	"testing"
 
 	"lastro/contactlimit"
+	"lastro/contract"
+	"lastro/engine/enginetest"
 )
+
+// contract signs contract id for dk: three monthly instalments of R$ 1,000.00
+// from 2026-09-10, the first overdue on the fixture's date.
+func (f *fixture) contract(t testing.TB, dk, id string) {
+	t.Helper()
+	if _, err := f.Contracts.Create(bg, f.t, dk, contract.Input{ContractID: id, ProductCode: "CREDIARIO",
+		Installments: enginetest.Monthly("2026-09-10", 3, 90000, 10000)}, contract.Actor{Role: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func TestHTTPContacts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	dk := f.debtor(t, "")
+	f.contract(t, dk, "C-1")
 	op, comp := f.keys["operator"], f.keys["compliance"]
 	path := "/v1/debtors/" + dk + "/contacts"
 	body := `{"channel":"SMS","template":"SMS_D5","contractId":"C-1"}`
@@ -83,6 +96,7 @@ func TestHTTPBlockedReasons(t *testing.T) {
 	f := newFixture(t)
 	keys := f.keys
 	dk := f.debtor(t, "")
+	f.contract(t, dk, "C-1")
 	path := "/v1/debtors/" + dk + "/contacts"
 	if err := f.Contacts.SetOptOut(bg, f.t, dk, contactlimit.WhatsApp, true); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"lastro/collections/jsonl"
 	"lastro/collections/kit"
 	"lastro/collections/signature"
-	"lastro/policy"
 	"lastro/tenant"
 )
 
@@ -254,10 +253,6 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock
 	return false, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode)}
 }
 
-// defaultText is the message of an action the policy has no template for:
-// contract facts only.
-const defaultText = "{{tenantName}}: o contrato {{contractId}} tem pagamento em aberto. Regularize ou fale conosco."
-
 // brl formats cents as Brazilian reais: R$ 1.234,56.
 func brl(cents int64) string {
 	s := strconv.FormatInt(cents/100, 10)
@@ -265,24 +260,6 @@ func brl(cents int64) string {
 		s = s[:i] + "." + s[i:]
 	}
 	return fmt.Sprintf("R$ %s,%02d", s, cents%100)
-}
-
-// text renders the claim's message from the policy's template for it.
-func text(t *tenant.Tenant, pol *policy.Dunning, c Claim) string {
-	tpl, ok := pol.Template(c.Template)
-	if !ok {
-		if tpl, ok = pol.Template(c.Action); !ok {
-			tpl = defaultText
-		}
-	}
-	vars := map[string]string{"contractId": c.ContractID, "tenantName": t.Name, "dueDate": c.DueDate}
-	if c.AmountCents > 0 {
-		vars["amount"] = brl(c.AmountCents)
-	}
-	if c.DaysPastDue > 0 {
-		vars["daysPastDue"] = strconv.Itoa(c.DaysPastDue)
-	}
-	return policy.Render(tpl, vars)
 }
 
 // Send is Claim, then — only when allowed — the address, the sender and
@@ -325,10 +302,13 @@ func (g *Gateway) Deliver(ctx context.Context, t *tenant.Tenant, c Claim, a Atte
 	if !g.CanDeliver() {
 		return a, errs.E(errs.Other, "no_sender", "the contact gateway has no sender or address book")
 	}
-	c.Action = a.Action
-	pol, err := g.policies.Dunning(ctx, t, t.DunningPolicy)
-	if err != nil {
-		return a, err
+	c.Action, c.Channel = a.Action, a.Channel
+	pol := c.Policy
+	if pol == nil {
+		var err error
+		if pol, err = g.policies.Dunning(ctx, t, t.DunningPolicy); err != nil {
+			return a, err
+		}
 	}
 	to, err := g.address(ctx, t, c, a)
 	if err != nil || to == "" {
@@ -337,7 +317,7 @@ func (g *Gateway) Deliver(ctx context.Context, t *tenant.Tenant, c Claim, a Atte
 	}
 	at, _ := time.Parse("2006-01-02T15:04:05.000Z", a.At)
 	m := Message{AttemptID: a.AttemptID, TenantID: t.ID, DebtorKey: a.DebtorKey, ContractID: a.ContractID, Channel: a.Channel,
-		Template: a.Template, Action: a.Action, Text: text(t, pol, c), To: to, At: at}
+		Template: a.Template, Action: a.Action, Text: render(t, pol, c), To: to, At: at}
 	if serr := g.sender.Send(ctx, t, m); serr != nil {
 		g.log.WarnContext(ctx, "contact not delivered", "message", m, "detail", detailOf(serr))
 		rec, rerr := g.Record(ctx, t, a, OutcomeFailed, detailOf(serr))

@@ -14,6 +14,10 @@ func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *p
 		Executed: regua.Executed{LastStep: c.Header.LastStep}}
 	f.Executed.LastAt, _ = calendar.Parse(c.Header.LastStepAt)
 	f.Executed.NoticeAt, _ = calendar.Parse(c.Header.NoticeAt)
+	f.Executed.NoticeSkipped = c.Header.NoticeSkippedAt != ""
+	f.Executed.ReminderDue, _ = calendar.Parse(c.Header.ReminderDue)
+	f.Executed.ReminderStep = c.Header.ReminderStep
+	f.Since, _ = calendar.Parse(c.Header.DelinquentSince)
 	if d, err := calendar.Parse(c.Header.PromiseDate); err == nil {
 		f.PromiseDate = d
 	}
@@ -27,7 +31,8 @@ func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *p
 	}
 	for i := range c.Installments {
 		in := &c.Installments[i]
-		f.Installments = append(f.Installments, regua.Installment{Seq: in.Seq, Due: in.Due(), Open: in.Open()})
+		f.Installments = append(f.Installments, regua.Installment{Seq: in.Seq, Due: in.Due(), Open: in.Open(),
+			Cents: max(in.PrincipalCents+in.InterestCents-in.PaidCents, 0), Agreement: in.AgreementID != ""})
 	}
 	return f
 }
@@ -72,7 +77,20 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 		// agreement's instalments are watched (never a régua step).
 		f := c.Facts(today, cal, dunning)
 		f.Hold = regua.HoldAgreement
+		if len(contactDay) > 0 {
+			f.ContactDay = contactDay[0]
+		}
 		p := regua.Next(f)
+		if c.agreementMarked() {
+			// The instalments outside the agreement are the contract's
+			// delinquency during it, dunned and shown (ADR 0068).
+			if p.Delinquent {
+				h.OldestOverdueDueDate, h.Bucket = p.OldestOverdue.String(), p.Bucket
+			} else {
+				h.OldestOverdueDueDate, h.Bucket = "", ""
+				h.LastStep, h.LastStepAt, h.NoticeAt, h.NoticeSkippedAt = 0, "", "", ""
+			}
+		}
 		h.NextAction, h.NextActionDate = p.Action, ""
 		if p.Action != "" {
 			h.NextActionDate = p.Date.String()
@@ -82,6 +100,7 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 		h.Status, h.StatusReason = StatusSettled, ReasonPaidInFull
 		h.OldestOverdueDueDate, h.Bucket, h.NextAction, h.NextActionDate = "", "", "", ""
 		h.LastStep, h.LastStepAt, h.NoticeAt, h.Hold, h.PromiseDate, h.HoldID = 0, "", "", "", "", ""
+		h.forgetDelinquency()
 		h.owedRemoval(today)
 		return regua.Plan{}
 	}
@@ -97,6 +116,7 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 		// evidence included, does not carry over to the next one.
 		h.OldestOverdueDueDate, h.Bucket = "", ""
 		h.LastStep, h.LastStepAt, h.NoticeAt = 0, "", ""
+		h.forgetDelinquency()
 	}
 	switch h.Status {
 	case StatusActive, StatusInCollection, StatusSettled, "":
@@ -115,8 +135,45 @@ func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning 
 	}
 	if !p.Delinquent {
 		h.owedRemoval(today)
+	} else if h.ReportedAt != "" && h.ReportedCents > 0 && p.OverdueCents != h.ReportedCents {
+		// The bureau holds another amount than what is overdue now (a
+		// partial payment, an instalment that fell due): it is owed an
+		// UPDATE today, before anything else (ADR 0067).
+		h.NextAction, h.NextActionDate = policy.BureauUpdate, today.String()
 	}
 	return p
+}
+
+// forgetDelinquency drops what the header keeps of a delinquency that
+// ended (cured or settled): the next one starts afresh.
+func (h *Header) forgetDelinquency() {
+	h.NoticeSkippedAt, h.DelinquentSince, h.PriorLastStep, h.PriorNoticeAt = "", "", 0, ""
+}
+
+// agreementMarked reports whether the contract's agreement instalments
+// carry their agreement's id (every agreement signed since ADR 0068).
+func (c *Contract) agreementMarked() bool {
+	for i := range c.Installments {
+		if c.Installments[i].AgreementID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// OverdueCents is what the contract's open instalments overdue on today
+// (payable date passed) still owe of principal and interest, late
+// charges excluded: the residue rule's measure and what a bureau
+// inclusion reports (ADR 0067).
+func (c *Contract) OverdueCents(today calendar.Date, cal *calendar.Calendar) int64 {
+	var sum int64
+	for i := range c.Installments {
+		in := &c.Installments[i]
+		if in.Open() && cal.IsOverdue(in.Due(), today) {
+			sum += max(in.PrincipalCents+in.InterestCents-in.PaidCents, 0)
+		}
+	}
+	return sum
 }
 
 // owedRemoval schedules the removal of the contract's credit-bureau record
@@ -163,21 +220,14 @@ func DaysPastDue(dueDate string, today calendar.Date, cal *calendar.Calendar) in
 	return max(today.Sub(cal.Adjust(d)), 0)
 }
 
-// RefreshAfterPayment is Refresh for a payment that leaves the contract
-// delinquent: the stored agenda entry is kept when it comes no later than
-// the new plan, since the worker re-derives what runs when the entry comes
-// due (ADR 0014) and a payment only ever moves the régua later. Not moving
-// the entry's key keeps a payment's index writes within 3 WRU: the
-// portfolio entry moves (its sort key is the balance), the agenda entry
-// only has its projection updated (ADR 0010).
+// RefreshAfterPayment is Refresh for a payment: the next action and its
+// date are re-derived at once, so the 360 and the agenda never show a
+// plan the payment made stale (a partial payment that moves the oldest
+// overdue instalment moves the régua with it). It used to keep an earlier
+// stored agenda entry to save an index write; ADR 0068 says why it no
+// longer does.
 func (c *Contract) RefreshAfterPayment(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Plan {
-	before := c.Header
-	p := c.Refresh(today, cal, dunning)
-	h := &c.Header
-	if h.Bucket != "" && before.Bucket != "" && before.NextAction != "" && h.NextAction != "" && before.NextActionDate <= h.NextActionDate {
-		h.NextAction, h.NextActionDate = before.NextAction, before.NextActionDate
-	}
-	return p
+	return c.Refresh(today, cal, dunning)
 }
 
 // IsDelinquent reports whether the header says an instalment is overdue.

@@ -95,6 +95,24 @@ type Header struct {
 	// contract as it is, and the wake-up at that instant serves it the
 	// same day (ADR 0064). Past instants mean nothing.
 	ContactAfter string `dynamodbav:"contactAfter,omitempty"`
+	// ReportedCents is the overdue amount the bureau holds for the
+	// contract: a change (a partial payment) owes it a BUREAU_UPDATE
+	// (ADR 0067).
+	ReportedCents int64 `dynamodbav:"reportedCents,omitempty"`
+	// NoticeSkippedAt is the date the bureau notice found no address on
+	// any of its channels: the report it would allow is passed over.
+	NoticeSkippedAt string `dynamodbav:"noticeSkippedAt,omitempty"`
+	// ReminderDue and ReminderStep record the last pre-due reminder: the
+	// due date it was about and its (negative) days.
+	ReminderDue  string `dynamodbav:"reminderDue,omitempty"`
+	ReminderStep int    `dynamodbav:"reminderStep,omitempty"`
+	// DelinquentSince is the oldest overdue due date of the delinquency an
+	// agreement renegotiated, and PriorLastStep and PriorNoticeAt the
+	// régua's record of it: a broken or lapsed agreement resumes that
+	// delinquency from there without replaying its steps (ADR 0068).
+	DelinquentSince string `dynamodbav:"delinquentSince,omitempty"`
+	PriorLastStep   int    `dynamodbav:"priorLastStep,omitempty"`
+	PriorNoticeAt   string `dynamodbav:"priorNoticeAt,omitempty"`
 	// Hold names what pauses or replaces the régua (regua.Hold*), "" when
 	// it runs; PromiseDate goes with a PROMISE hold. HoldID is the
 	// promise or dispute item behind the hold (its id under the contract),
@@ -137,9 +155,11 @@ type Installment struct {
 	FinePaidCents         int64  `dynamodbav:"finePaidCents,omitempty"`
 	LateInterestPaidCents int64  `dynamodbav:"lateInterestPaidCents,omitempty"`
 	ChargedThrough        string `dynamodbav:"chargedThrough,omitempty"`
-	Status                string `dynamodbav:"status"`
-	CreationHash          string `dynamodbav:"creationHash,omitempty"`
-	Version               int    `dynamodbav:"version"`
+	// AgreementID marks an instalment an agreement created (ADR 0068).
+	AgreementID  string `dynamodbav:"agreementId,omitempty"`
+	Status       string `dynamodbav:"status"`
+	CreationHash string `dynamodbav:"creationHash,omitempty"`
+	Version      int    `dynamodbav:"version"`
 }
 
 // Open reports whether the instalment still owes money (neither paid nor

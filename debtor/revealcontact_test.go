@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"lastro/debtor"
 )
@@ -21,6 +22,7 @@ func TestContactCardIsAuditedBeforeItIsShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Clock.Advance(time.Minute) // events are ordered by instant
 	card, err := f.Debtors.RevealContact(bg, a, r.DebtorKey, debtor.Actor{Role: "operator", RequestID: "req-1"})
 	if err != nil || card.Name != "Maria Sintética" || card.Phone != "+5511900000001" || card.Email != "" || card.EventID == "" {
 		t.Fatalf("card: %v %+v", err, card)

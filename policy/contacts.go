@@ -23,7 +23,14 @@ func ValidUF(uf string) bool { return slices.Contains(UFs, uf) }
 
 // Placeholders are what a message template may interpolate: facts about the
 // contract, never about the person (no name, document, phone or e-mail).
-var Placeholders = []string{"contractId", "amount", "dueDate", "daysPastDue", "tenantName"}
+// amountDue is what is overdue today with its fine and late interest (a
+// charge quote's arithmetic); amount is its alias; outstanding is the
+// whole open balance; contractIds lists every contract one message is
+// about; pixCopiaECola and paymentLink come from the charge open for the
+// oldest overdue instalment, if any; bureauName and reportDate are the
+// bureau notice's (ADR 0067).
+var Placeholders = []string{"contractId", "contractIds", "amount", "amountDue", "outstanding", "dueDate", "oldestDueDate",
+	"daysPastDue", "tenantName", "pixCopiaECola", "paymentLink", "bureauName", "reportDate"}
 
 // MaxTemplateLen bounds a template's text (runes).
 const MaxTemplateLen = 1000

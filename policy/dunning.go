@@ -4,8 +4,10 @@ import (
 	"regexp"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"lastro/collections/errs"
+	"lastro/collections/text"
 )
 
 // Agenda actions the engine schedules itself; a régua step may not use
@@ -21,10 +23,15 @@ const (
 	BureauReport  = "BUREAU_REPORT"
 )
 
-// Step is one step of the régua: an action on a day past due.
+// Step is one step of the régua: an action on a day past due (negative:
+// a reminder that many days before the due date), through its channel and,
+// when the debtor has no address for it, its fallbacks in order (ADR
+// 0066). What the step does follows from the step table (KindOf).
 type Step struct {
-	DaysPastDue int    `json:"daysPastDue" dynamodbav:"daysPastDue"`
-	Action      string `json:"action" dynamodbav:"action"`
+	DaysPastDue int      `json:"daysPastDue" dynamodbav:"daysPastDue"`
+	Action      string   `json:"action" dynamodbav:"action"`
+	Channel     string   `json:"channel,omitempty" dynamodbav:"channel,omitempty"`
+	Fallbacks   []string `json:"fallbacks,omitempty" dynamodbav:"fallbacks,omitempty"`
 }
 
 // Window is a time-of-day range ("08:00"–"20:00") in the tenant's zone.
@@ -61,8 +68,15 @@ type Dunning struct {
 	MaxPromiseDays    int `json:"maxPromiseDays,omitempty"`
 	// AgreementBreakDays is how many days an agreement instalment may be
 	// overdue before the agreement breaks (0: DefaultAgreementBreakDays).
-	AgreementBreakDays int    `json:"agreementBreakDays,omitempty"`
-	CreatedAt          string `json:"createdAt,omitempty"`
+	AgreementBreakDays int `json:"agreementBreakDays,omitempty"`
+	// MinimumDunnedCents is the overdue amount below which a contract is
+	// not dunned (a residue): no contact step runs while what is overdue
+	// is less (0: every amount is dunned).
+	MinimumDunnedCents int64 `json:"minimumDunnedCents,omitempty"`
+	// BureauName is the credit bureau the notice names (Bureau: the
+	// default when empty).
+	BureauName string `json:"bureauName,omitempty"`
+	CreatedAt  string `json:"createdAt,omitempty"`
 }
 
 // DefaultAgreementBreakDays is the agreement break of a policy that sets none.
@@ -89,12 +103,14 @@ func (d *Dunning) PromiseHorizon() int {
 }
 
 // DefaultDunning is version 0: SMS on days 1 and 5, a call on day 15, an
-// agreement offer on day 45, the bureau notice on day 60 and the report on
-// day 75; contacts 08:00–20:00 on weekdays and 08:00–14:00 on Saturdays,
+// agreement offer by SMS on day 45, the bureau notice by e-mail on day 60
+// and the report on day 75; contacts 08:00–20:00 on weekdays and 08:00–14:00 on Saturdays,
 // at most 3 a day.
 func DefaultDunning() *Dunning {
 	return &Dunning{Version: 0, Name: dunningName(0),
-		Steps:            []Step{{1, "SMS_D1"}, {5, "SMS_D5"}, {15, "CALL_D15"}, {45, "SMS_D45"}, {60, BureauNotice}, {75, BureauReport}},
+		Steps: []Step{{DaysPastDue: 1, Action: "SMS_D1", Channel: ChannelSMS}, {DaysPastDue: 5, Action: "SMS_D5", Channel: ChannelSMS},
+			{DaysPastDue: 15, Action: "CALL_D15", Channel: ChannelCall}, {DaysPastDue: 45, Action: "SMS_D45", Channel: ChannelSMS},
+			{DaysPastDue: 60, Action: BureauNotice, Channel: ChannelEmail}, {DaysPastDue: 75, Action: BureauReport}},
 		ContactWindow:    ContactWindow{Weekdays: &Window{"08:00", "20:00"}, Saturday: &Window{"08:00", "14:00"}},
 		MaxDailyContacts: 3, BureauNoticeToReportDays: 15}
 }
@@ -110,6 +126,8 @@ type DunningInput struct {
 	MaxBrokenPromises        int                      `json:"maxBrokenPromises,omitempty"`
 	MaxPromiseDays           int                      `json:"maxPromiseDays,omitempty"`
 	AgreementBreakDays       int                      `json:"agreementBreakDays,omitempty"`
+	MinimumDunnedCents       int64                    `json:"minimumDunnedCents,omitempty"`
+	BureauName               string                   `json:"bureauName,omitempty"`
 }
 
 var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
@@ -128,15 +146,23 @@ func (in DunningInput) validate() (*Dunning, error) {
 		return nil, errs.E(errs.Invalid, "invalid_steps", "steps must have 1-50 entries")
 	}
 	notice, report := -1, -1
-	for i, s := range in.Steps {
-		if s.DaysPastDue < 1 || s.DaysPastDue > 3650 {
-			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].daysPastDue must be 1-3650", i)
+	in.Steps = slices.Clone(in.Steps) // validateStep fills channels: the caller's slice stays as given
+	for i := range in.Steps {
+		s := &in.Steps[i]
+		if s.DaysPastDue < MinPreDueDays || s.DaysPastDue == 0 || s.DaysPastDue > 3650 {
+			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].daysPastDue must be %d to -1 (before the due date) or 1-3650", i, MinPreDueDays)
 		}
 		if i > 0 && s.DaysPastDue <= in.Steps[i-1].DaysPastDue {
 			return nil, errs.E(errs.Invalid, "invalid_steps", "steps must be in strictly increasing daysPastDue")
 		}
-		if !actionPattern.MatchString(s.Action) || slices.Contains([]string{DueCheck, PromiseCheck, BucketMove, BureauRemoval}, s.Action) {
+		if !actionPattern.MatchString(s.Action) || IsEngineAction(s.Action) {
 			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].action must be 1-32 of A-Z 0-9 _ and not an engine action", i)
+		}
+		if slices.ContainsFunc(in.Steps[:i], func(o Step) bool { return o.Action == s.Action }) {
+			return nil, errs.E(errs.Invalid, "invalid_steps", "steps[%d].action repeats an earlier step's", i)
+		}
+		if err := validateStep(i, s); err != nil {
+			return nil, err
 		}
 		switch s.Action {
 		case BureauNotice:
@@ -168,17 +194,29 @@ func (in DunningInput) validate() (*Dunning, error) {
 	if in.AgreementBreakDays < 0 || in.AgreementBreakDays > 365 {
 		return nil, errs.E(errs.Invalid, "invalid_agreement_break_days", "agreementBreakDays must be 0-365 (0: the default)")
 	}
+	if in.MinimumDunnedCents < 0 || in.MinimumDunnedCents > 100_000_00 {
+		return nil, errs.E(errs.Invalid, "invalid_minimum_dunned", "minimumDunnedCents must be 0-10000000 (0: every amount is dunned)")
+	}
+	if err := text.Check("bureauName", in.BureauName); err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(in.BureauName) > 60 {
+		return nil, errs.E(errs.Invalid, "invalid_bureau_name", "bureauName must be at most 60 characters")
+	}
 	if err := in.validateContacts(); err != nil {
 		return nil, err
 	}
-	return &Dunning{Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
+	return &Dunning{MinimumDunnedCents: in.MinimumDunnedCents, BureauName: in.BureauName, Steps: in.Steps, ContactWindow: in.ContactWindow, MaxDailyContacts: in.MaxDailyContacts,
 		BureauNoticeToReportDays: in.BureauNoticeToReportDays, StateWindows: in.StateWindows, Templates: in.Templates,
 		MaxBrokenPromises: in.MaxBrokenPromises, MaxPromiseDays: in.MaxPromiseDays, AgreementBreakDays: in.AgreementBreakDays}, nil
 }
 
 func (d *Dunning) sameRules(o *Dunning) bool {
 	eqw := func(a, b *Window) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	return slices.Equal(d.Steps, o.Steps) && eqw(d.ContactWindow.Weekdays, o.ContactWindow.Weekdays) &&
+	sameStep := func(a, b Step) bool {
+		return a.DaysPastDue == b.DaysPastDue && a.Action == b.Action && a.Channel == b.Channel && slices.Equal(a.Fallbacks, b.Fallbacks)
+	}
+	return slices.EqualFunc(d.Steps, o.Steps, sameStep) && d.MinimumDunnedCents == o.MinimumDunnedCents && d.BureauName == o.BureauName && eqw(d.ContactWindow.Weekdays, o.ContactWindow.Weekdays) &&
 		eqw(d.ContactWindow.Saturday, o.ContactWindow.Saturday) && eqw(d.ContactWindow.Sunday, o.ContactWindow.Sunday) &&
 		d.MaxDailyContacts == o.MaxDailyContacts && d.BureauNoticeToReportDays == o.BureauNoticeToReportDays &&
 		d.MaxBrokenPromises == o.MaxBrokenPromises && d.MaxPromiseDays == o.MaxPromiseDays &&

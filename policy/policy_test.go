@@ -149,7 +149,7 @@ func TestPublishVersions(t *testing.T) {
 		t.Fatalf("v1 after v2: %v %+v", err, old)
 	}
 	// A stale tenant (current 1) still publishes: the conflict re-reads.
-	d1, created, err := s.PutDunning(ctx, tn, DunningInput{Steps: []Step{{3, "SMS_D3"}}, ContactWindow: DefaultDunning().ContactWindow, MaxDailyContacts: 2, BureauNoticeToReportDays: 10})
+	d1, created, err := s.PutDunning(ctx, tn, DunningInput{Steps: []Step{{DaysPastDue: 3, Action: "SMS_D3"}}, ContactWindow: DefaultDunning().ContactWindow, MaxDailyContacts: 2, BureauNoticeToReportDays: 10})
 	if err != nil || !created || d1.Version != 1 || d1.Name != "DP#v0001" {
 		t.Fatalf("dunning v1: %v %+v", err, d1)
 	}

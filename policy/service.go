@@ -74,6 +74,8 @@ type dunningItem struct {
 	MaxBrokenPromises        int                      `dynamodbav:"maxBrokenPromises,omitempty"`
 	MaxPromiseDays           int                      `dynamodbav:"maxPromiseDays,omitempty"`
 	AgreementBreakDays       int                      `dynamodbav:"agreementBreakDays,omitempty"`
+	MinimumDunnedCents       int64                    `dynamodbav:"minimumDunnedCents,omitempty"`
+	BureauName               string                   `dynamodbav:"bureauName,omitempty"`
 	CreatedAt                string                   `dynamodbav:"createdAt"`
 }
 
@@ -166,7 +168,10 @@ func (s *Service) Dunning(ctx context.Context, t *tenant.Tenant, v int) (*Dunnin
 	if !found {
 		return nil, errs.E(errs.NotFound, "policy_not_found", "dunning policy %s not found", sk)
 	}
-	d := &Dunning{Version: it.Version, Name: sk, Steps: it.Steps, ContactWindow: it.ContactWindow,
+	// A version published before steps named their channel gets one
+	// derived here, once, as it is decoded (ADR 0066).
+	d := &Dunning{Version: it.Version, Name: sk, Steps: withChannels(it.Steps), ContactWindow: it.ContactWindow,
+		MinimumDunnedCents: it.MinimumDunnedCents, BureauName: it.BureauName,
 		MaxDailyContacts: it.MaxDailyContacts, BureauNoticeToReportDays: it.BureauNoticeToReportDays,
 		StateWindows: it.StateWindows, Templates: it.Templates, MaxBrokenPromises: it.MaxBrokenPromises, MaxPromiseDays: it.MaxPromiseDays, AgreementBreakDays: it.AgreementBreakDays,
 		CreatedAt: it.CreatedAt}
@@ -269,7 +274,8 @@ func (s *Service) PutDunning(ctx context.Context, t *tenant.Tenant, in DunningIn
 		return attributevalue.MarshalMap(dunningItem{PK: keys.Tenant(t.ID), SK: dunningName(v), Type: "DUNNING_POLICY", Version: v,
 			Steps: d.Steps, ContactWindow: d.ContactWindow, MaxDailyContacts: d.MaxDailyContacts,
 			BureauNoticeToReportDays: d.BureauNoticeToReportDays, StateWindows: d.StateWindows, Templates: d.Templates,
-			MaxBrokenPromises: d.MaxBrokenPromises, MaxPromiseDays: d.MaxPromiseDays, AgreementBreakDays: d.AgreementBreakDays, CreatedAt: now})
+			MaxBrokenPromises: d.MaxBrokenPromises, MaxPromiseDays: d.MaxPromiseDays, AgreementBreakDays: d.AgreementBreakDays,
+			MinimumDunnedCents: d.MinimumDunnedCents, BureauName: d.BureauName, CreatedAt: now})
 	})
 	if err != nil {
 		return nil, false, err

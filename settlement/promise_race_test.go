@@ -3,6 +3,7 @@ package settlement_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
@@ -30,15 +31,19 @@ func TestSettlementRacingAPromiseCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := f.charge(t, dk, "C-1", 1)
+	// The check runs the day after the promised date (the debtor has the
+	// whole day); a payment that day no longer counts towards the promise.
+	dayAfter := testNow.Add(24 * time.Hour)
+	f.Clock.Set(dayAfter)
 	var once sync.Once
 	var runErr error
 	var rep *agenda.Report
 	f.Settlement.SetBeforeWrite(func(int) {
 		once.Do(func() {
-			rep, runErr = f.Agenda.Run(bg, f.t, calendar.MustParse("2026-09-24"), agenda.Options{})
+			rep, runErr = f.Agenda.Run(bg, f.t, calendar.MustParse("2026-09-25"), agenda.Options{})
 		})
 	})
-	out, err := f.Settlement.Apply(bg, f.t, pay("stl-race", ch.ChargeID, ch.AmountCents, testNow))
+	out, err := f.Settlement.Apply(bg, f.t, pay("stl-race", ch.ChargeID, ch.AmountCents, dayAfter))
 	if err != nil || out.Status != settlement.StatusApplied {
 		t.Fatalf("apply: %+v %v", out, err)
 	}

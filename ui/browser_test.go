@@ -190,9 +190,10 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("instalment trail heading: %q", trail)
 	}
 	shot.take(ctx, "debtor-events")
-	run(t, ctx, "agenda", chromedp.Navigate(s.URL+"/ui/agenda?date=2026-09-29"), chromedp.WaitVisible(chromedp.CSS(`form.filters`)))
+	// The promise of 09-29 is checked the day after (the debtor has the whole day).
+	run(t, ctx, "agenda", chromedp.Navigate(s.URL+"/ui/agenda?date=2026-09-30"), chromedp.WaitVisible(chromedp.CSS(`form.filters`)))
 	if agendaText := text("agenda", chromedp.CSS(`main`)); !strings.Contains(agendaText, "PROMISE_CHECK") || !strings.Contains(agendaText, cid) {
-		t.Errorf("agenda of 2026-09-29 lacks %s under PROMISE_CHECK: %q", cid, agendaText)
+		t.Errorf("agenda of 2026-09-30 lacks %s under PROMISE_CHECK: %q", cid, agendaText)
 	}
 	shot.take(ctx, "agenda")
 	run(t, ctx, "run now", chromedp.Navigate(s.URL+"/ui/agenda"), chromedp.WaitVisible(chromedp.ID("run")),

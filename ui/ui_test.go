@@ -63,7 +63,7 @@ func seed(t *testing.T, n int) *seeded {
 
 func (s *seeded) register(t *testing.T, tn *tenant.Tenant, name string) string {
 	t.Helper()
-	r, err := s.Debtors.Register(bg, tn, debtor.RegisterInput{Document: s.CPF(), Name: name}, debtor.Actor{Role: "operator"})
+	r, err := s.Debtors.Register(bg, tn, debtor.RegisterInput{Document: s.CPF(), Name: name, Phone: "+55 11 90000-0003"}, debtor.Actor{Role: "operator"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,11 @@ func TestServeDeliversToTheTenantsMessagingProvider(t *testing.T) {
 		if status != http.StatusCreated || json.Unmarshal([]byte(raw), &reg) != nil {
 			t.Fatalf("register: %d %s", status, raw)
 		}
+		// A manual contact names one of the debtor's contracts.
+		if status, raw := do(t, http.MethodPost, api+"/v1/debtors/"+reg.DebtorKey+"/contracts", op,
+			`{"contractId":"C-1","productCode":"CREDIARIO","installments":[{"seq":1,"dueDate":"2026-10-10","principalCents":90000,"interestCents":10000}]}`); status != http.StatusCreated {
+			t.Fatalf("contract: %d %s", status, raw)
+		}
 		if status, raw := do(t, http.MethodPost, api+"/v1/debtors/"+reg.DebtorKey+"/contacts", op,
 			`{"channel":"SMS","template":"SMS_D5","contractId":"C-1"}`); status != http.StatusCreated {
 			t.Fatalf("contact: %d %s", status, raw)

@@ -31,6 +31,7 @@ type workerReport struct {
 	TenantID string         `json:"tenantId"`
 	Date     string         `json:"date"`
 	Executed map[string]int `json:"executed"`
+	Blocked  map[string]int `json:"blocked"`
 	Skipped  int            `json:"skipped"`
 	Shards   []struct {
 		Shard   int  `json:"shard"`
@@ -169,8 +170,14 @@ func TestWorkerInterruptedResumesFromItsCheckpoint(t *testing.T) {
 			t.Errorf("%s sent %d times", k, n)
 		}
 	}
-	if want := total(first[0].Executed) + total(second[0].Executed) + total(third[0].Executed); lines != want {
-		t.Fatalf("%d messages for %d executed steps", lines, want)
+	// A call step leaves a task on the call list, not a message, and a
+	// step that joins its debtor's contact of the day on the same channel
+	// sends none either (ADR 0066): every other executed step one message.
+	messages := func(m map[string]int) int { return total(m) - m["CALL_D15"] }
+	want := messages(first[0].Executed) + messages(second[0].Executed) + messages(third[0].Executed)
+	joined := first[0].Blocked["JOINED"] + second[0].Blocked["JOINED"] + third[0].Blocked["JOINED"]
+	if lines > want || lines < want-joined {
+		t.Fatalf("%d messages for %d executed message steps (%d joined)", lines, want, joined)
 	}
 	t.Logf("interrupted after %d steps, resumed with %d (%d skipped), then %d", total(first[0].Executed), total(second[0].Executed), second[0].Skipped,
 		total(third[0].Executed))

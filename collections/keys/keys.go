@@ -85,6 +85,8 @@ var Registry = []Prefix{
 	{"EV", SK, 1, "audit event", []string{"seq", "ts", "eventId"}},
 	{"IN", SK, 1, "instalment", []string{"seq"}},
 	{"PROMISE", SK, 1, "payment promise", []string{"promiseId"}},
+	{"WL", PK, 1, "collector's call list of one day (ADR 0066)", []string{"date"}},
+	{"CALL", SK, 0, "call task of one debtor's contract on the day's call list (ADR 0066)", []string{"debtorKey", "contractId"}},
 
 	{"T", GSI1PK, 0, "tenant", []string{"tenantId"}},
 	{"ACT", GSI1PK, 1, "agenda partition", []string{"date", "shard"}},
@@ -365,6 +367,17 @@ func Contact(localDate string, at time.Time, attemptID string) string {
 
 // ContactsOn selects the contact attempts of one civil date.
 func ContactsOn(localDate string) string { return join("CONTACT", localDate) + Sep }
+
+// WorkList is the partition of tenant t's call list for one civil date
+// (a collector's queue, read by one Query).
+func WorkList(t, date string) string { return join("T", t, "WL", date) }
+
+// CallTask is the SK of the call task of one debtor's contract on a day's
+// call list: a debtor's tasks are adjacent, one call for them all.
+func CallTask(debtorKey, contractID string) string { return join("CALL", debtorKey, contractID) }
+
+// CallTasksOf selects one debtor's tasks on a day's call list.
+func CallTasksOf(debtorKey string) string { return join("CALL", debtorKey) + Sep }
 
 // Limit is the sort key of the daily contact counter for a civil date.
 func Limit(localDate string) string { return join("LIMIT", localDate) }

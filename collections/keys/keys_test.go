@@ -66,6 +66,8 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Dispute("C-1", "d1"), "contract contractId=C-1 / dispute disputeId=d1"},
 		{SK, Contact("2026-08-10", at, "x1"), "contact attempt localDate=2026-08-10 ts=2026-08-10T12:30:00.005Z attemptId=x1"},
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
+		{PK, WorkList("t042", "2026-08-10"), "tenant tenantId=t042 / collector's call list of one day (ADR 0066) date=2026-08-10"},
+		{SK, CallTask("9f2c1a7e4b0d3e61", "C-1"), "call task of one debtor's contract on the day's call list (ADR 0066) debtorKey=9f2c1a7e4b0d3e61 contractId=C-1"},
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
 		{SK, Wake("2026-08-10", time.Date(2026, 8, 10, 13, 0, 0, 0, time.UTC)), "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064) date=2026-08-10 ts=2026-08-10T13:00:00.000Z"},
 		{PK, System, "platform system partition (stream consumer leases and checkpoints)"},

@@ -55,7 +55,9 @@ const (
 	WhyNoContactDay       = "NO_CONTACT_DAY"        // no contact day in 400 days: off the agenda
 	// WhyOwedInOrder: the steps owed by the first day the instalment could
 	// be late (a due date before Carnival) run one a contact day, in order.
-	WhyOwedInOrder = "OWED_IN_ORDER"
+	WhyOwedInOrder  = "OWED_IN_ORDER"
+	WhyBelowMinimum = "BELOW_MINIMUM"    // what is overdue is below the policy's minimumDunnedCents: no step
+	WhyPreDue       = "PRE_DUE_REMINDER" // a reminder before the next instalment's due date
 )
 
 // Installment is what the régua needs of an instalment.
@@ -63,6 +65,13 @@ type Installment struct {
 	Seq  int
 	Due  calendar.Date // original due date
 	Open bool          // neither paid nor renegotiated
+	// Cents is what the instalment still owes of principal and interest
+	// (the residue rule and the bureau's overdue amount add these up).
+	Cents int64
+	// Agreement marks an instalment of the agreement the contract is in:
+	// under the agreement hold the break is measured on these, and the
+	// contract's other instalments are dunned (ADR 0068).
+	Agreement bool
 }
 
 // Executed is what the contract already ran in its current delinquency;
@@ -71,6 +80,15 @@ type Executed struct {
 	LastStep int           // daysPastDue of the last régua step run (0: none)
 	LastAt   calendar.Date // civil date that step ran; zero: none
 	NoticeAt calendar.Date // civil date the BUREAU_NOTICE was delivered (evidence); zero: none
+	// NoticeSkipped is set when the notice could not be sent for want of
+	// an address on any of its channels: the report it would allow is
+	// passed over instead of the notice being retried every
+	// bureauNoticeToReportDays (ADR 0067).
+	NoticeSkipped bool
+	// ReminderDue and ReminderStep are the last pre-due reminder run: the
+	// due date it was for and its (negative) days.
+	ReminderDue  calendar.Date
+	ReminderStep int
 }
 
 // Record is e after the régua step of p ran on day on: LastStep never goes
@@ -79,6 +97,10 @@ type Executed struct {
 // by the caller when the evidence arrives. Plans without a step leave e.
 func (e Executed) Record(p Plan, on calendar.Date) Executed {
 	if p.Step == nil {
+		return e
+	}
+	if p.Why == WhyPreDue {
+		e.ReminderDue, e.ReminderStep = p.ReminderFor, p.Step.DaysPastDue
 		return e
 	}
 	e.LastStep = max(e.LastStep, p.Step.DaysPastDue)
@@ -98,6 +120,11 @@ type Facts struct {
 	Executed     Executed
 	Hold         string        // one of the Hold constants
 	PromiseDate  calendar.Date // with HoldPromise
+	// Since, when set, is the original oldest overdue due date of a
+	// delinquency an agreement interrupted: after the agreement breaks the
+	// delinquency is measured from it (ADR 0068). Ignored under the
+	// agreement hold and when nothing is overdue.
+	Since calendar.Date
 }
 
 // Plan is a contract's delinquency on Facts.Today and its one next action.
@@ -108,6 +135,13 @@ type Plan struct {
 	DaysPastDue   int           // Today − Payable; derived, never stored
 	Bucket        string        // portfolio bucket; "" when current, written off or settled
 	Seq           int           // the instalment the action concerns (oldest overdue, or DUE_CHECK's)
+	// OverdueCents is what the open overdue instalments still owe of
+	// principal and interest (no late charges): the residue rule's
+	// measure and the amount a bureau inclusion carries.
+	OverdueCents int64
+	// ReminderFor is the due date a pre-due reminder (Why WhyPreDue) is
+	// about.
+	ReminderFor calendar.Date
 
 	Action string        // "" when nothing is scheduled (the contract leaves the agenda)
 	Date   calendar.Date // when Action runs; never before Today
@@ -172,18 +206,35 @@ func Next(f Facts) Plan {
 	var p Plan
 	var next Installment // the next open instalment not yet overdue
 	var nextPayable calendar.Date
+	// Under the agreement hold the agreement's own instalments only decide
+	// its break (agr); the contract's other instalments are its
+	// delinquency, dunned as usual (ADR 0068). A contract whose agreement
+	// instalments carry no mark (signed before the mark existed) counts
+	// them all as the agreement's, as it always did.
+	split := f.Hold == HoldAgreement && slices.ContainsFunc(f.Installments, func(in Installment) bool { return in.Agreement })
+	var agr Plan
 	for _, in := range f.Installments {
 		if !in.Open {
 			continue
 		}
 		pay := cal.Adjust(in.Due)
 		if f.Today.After(pay) {
-			if !p.Delinquent || earlier(in, p.OldestOverdue, p.Seq) {
-				p.Delinquent, p.OldestOverdue, p.Payable, p.Seq = true, in.Due, pay, in.Seq
+			q := &p
+			if f.Hold == HoldAgreement && (in.Agreement || !split) {
+				q = &agr
+			}
+			q.OverdueCents += in.Cents
+			if !q.Delinquent || earlier(in, q.OldestOverdue, q.Seq) {
+				q.Delinquent, q.OldestOverdue, q.Payable, q.Seq = true, in.Due, pay, in.Seq
 			}
 		} else if nextPayable.IsZero() || earlier(in, next.Due, next.Seq) {
 			next, nextPayable = in, pay
 		}
+	}
+	if p.Delinquent && f.Hold != HoldAgreement && !f.Since.IsZero() && f.Since.Before(p.OldestOverdue) {
+		// The delinquency an agreement interrupted resumes from its
+		// original oldest due date once the agreement broke.
+		p.OldestOverdue, p.Payable = f.Since, cal.Adjust(f.Since)
 	}
 	if p.Delinquent {
 		p.DaysPastDue = f.Today.Sub(p.Payable)
@@ -210,26 +261,42 @@ func Next(f Facts) Plan {
 			p.step(f, pol, cal)
 		} else {
 			dueCheck()
+			p.reminder(f, pol, cal, next)
 		}
 	case HoldWrittenOff, HoldSettled:
 		p.Bucket, p.Why = "", WhyOnHold
 		return p
 	case HoldAgreement:
-		dueCheck() // the agreement's instalments; never a régua step
-		p = p.bucketMoveFirst()
 		if p.Delinquent {
-			// An overdue instalment is checked again the day it is past
-			// the policy's agreementBreakDays: then the agreement breaks
-			// (ADR 0027). A bucket move on that day is the same check (the
-			// agenda runs the agreement's on either); a day already past is
-			// not planned again, so nothing loops on today.
-			if at := p.Payable.AddDays(pol.AgreementBreak() + 1); at.After(f.Today) && (p.Action == "" || at.Before(p.Date)) {
-				p.Action, p.Date, p.Step, p.Skipped, p.Why = policy.DueCheck, at, nil, nil, WhyAgreementBreak
+			// An instalment outside the agreement fell due during it: it
+			// is dunned like any delinquency (ADR 0068).
+			p.step(f, pol, cal)
+		}
+		dueCheck()
+		p = p.bucketMoveFirst()
+		if !split && agr.Delinquent && !p.Delinquent {
+			// Unmarked agreement instalments: the delinquency shown is the
+			// agreement's, as it always was.
+			p.Delinquent, p.OldestOverdue, p.Payable, p.Seq, p.OverdueCents = true, agr.OldestOverdue, agr.Payable, agr.Seq, agr.OverdueCents
+			p.DaysPastDue = f.Today.Sub(p.Payable)
+			p.Bucket = Bucket(p.DaysPastDue)
+			p = p.bucketMoveFirst()
+		}
+		if agr.Delinquent {
+			// An overdue agreement instalment is checked again the day it
+			// is past the policy's agreementBreakDays: then the agreement
+			// breaks (ADR 0027). A bucket move on that day is the same check
+			// (the agenda runs the agreement's on either); a day already
+			// past is not planned again, so nothing loops on today.
+			if at := agr.Payable.AddDays(pol.AgreementBreak() + 1); at.After(f.Today) && (p.Action == "" || at.Before(p.Date)) {
+				p.Action, p.Date, p.Step, p.Skipped, p.Why, p.Seq = policy.DueCheck, at, nil, nil, WhyAgreementBreak, agr.Seq
 			}
 		}
 		return p
 	case HoldPromise:
-		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate, f.Today), WhyPromise
+		// The check runs the day after the promised date: the debtor has
+		// the whole promised day to pay (SPEC AP04).
+		p.Action, p.Date, p.Why = policy.PromiseCheck, later(f.PromiseDate.AddDays(1), f.Today), WhyPromise
 		if !p.Delinquent {
 			dueCheck()
 		}
@@ -269,7 +336,19 @@ func (p *Plan) step(f Facts, pol *policy.Dunning, cal *calendar.Calendar) {
 		steps = slices.SortedStableFunc(slices.Values(steps), byDays)
 	}
 	ex := f.Executed
-	lo, _ := slices.BinarySearchFunc(steps, ex.LastStep+1, cmpDays)
+	if ex.NoticeSkipped && ex.NoticeAt.IsZero() {
+		// No address for the notice: without it no report is lawful, so
+		// the report is passed over rather than the notice re-sent.
+		steps = slices.DeleteFunc(slices.Clone(steps), func(s policy.Step) bool { return s.Action == policy.BureauReport })
+	}
+	if pol.MinimumDunnedCents > 0 && p.OverdueCents < pol.MinimumDunnedCents {
+		// A residue below the policy's minimum is not dunned; the
+		// contract stays delinquent (bucket moves) and a payment or a
+		// later instalment brings the régua back.
+		p.Why = WhyBelowMinimum
+		return
+	}
+	lo, _ := slices.BinarySearchFunc(steps, max(ex.LastStep+1, 1), cmpDays) // pre-due reminders are not delinquency steps
 	hi, _ := slices.BinarySearchFunc(steps, p.DaysPastDue+1, cmpDays)
 	hi = max(hi, lo)
 	pending := steps[lo:hi]
@@ -371,3 +450,39 @@ func index(steps []policy.Step, action string) int {
 func byDays(a, b policy.Step) int { return a.DaysPastDue - b.DaysPastDue }
 
 func cmpDays(s policy.Step, days int) int { return s.DaysPastDue - days }
+
+// reminder plans the policy's pre-due reminder owed before the next open
+// instalment's due date (steps with negative days; the latest owed one
+// when several are), on a contact day before that date, unless an
+// earlier action is planned or it already ran for that date.
+func (p *Plan) reminder(f Facts, pol *policy.Dunning, cal *calendar.Calendar, next Installment) {
+	pre := pol.PreDue()
+	if len(pre) == 0 || next.Due.IsZero() {
+		return
+	}
+	done := f.Executed.ReminderDue == next.Due
+	chosen := -1
+	for i, s := range pre {
+		if done && s.DaysPastDue <= f.Executed.ReminderStep {
+			continue
+		}
+		if day := next.Due.AddDays(s.DaysPastDue); !day.After(f.Today) || chosen < 0 {
+			chosen = i
+			if day.After(f.Today) {
+				break
+			}
+		}
+	}
+	if chosen < 0 {
+		return
+	}
+	s := &pre[chosen]
+	contact := func(d calendar.Date) bool {
+		return isContactDay(pol, cal, d) && (f.ContactDay == nil || f.ContactDay(d))
+	}
+	day, ok := nextDay(contact, later(next.Due.AddDays(s.DaysPastDue), f.Today))
+	if !ok || !day.Before(next.Due) || (p.Action != "" && !day.Before(p.Date)) {
+		return
+	}
+	p.Action, p.Date, p.Step, p.Seq, p.Why, p.ReminderFor = s.Action, day, s, next.Seq, WhyPreDue, next.Due
+}

@@ -184,11 +184,11 @@ func TestNext(t *testing.T) {
 			action: "CALL_D15", date: "2026-09-21", why: WhyLatestPassedStep, dpd: 41, bucket: BucketD031_060, stepDays: 15, skipped: []int{1, 5}},
 
 		// Holds.
-		{name: "promise: PROMISE_CHECK on the promised date, no step",
+		{name: "promise: PROMISE_CHECK the day after the promised date, no step",
 			f:      Facts{Today: d("2026-08-20"), Installments: monthly, Hold: HoldPromise, PromiseDate: d("2026-08-28")},
-			action: policy.PromiseCheck, date: "2026-08-28", why: WhyPromise, dpd: 10, bucket: BucketD001_030},
+			action: policy.PromiseCheck, date: "2026-08-29", why: WhyPromise, dpd: 10, bucket: BucketD001_030},
 		{name: "promise past its date: checked today",
-			f:      Facts{Today: d("2026-08-20"), Installments: monthly, Hold: HoldPromise, PromiseDate: d("2026-08-18")},
+			f:      Facts{Today: d("2026-08-20"), Installments: monthly, Hold: HoldPromise, PromiseDate: d("2026-08-19")},
 			action: policy.PromiseCheck, date: "2026-08-20", why: WhyPromise, dpd: 10, bucket: BucketD001_030},
 		{name: "promise across a boundary: BUCKET_MOVE first",
 			f:      Facts{Today: d("2026-09-05"), Installments: monthly, Hold: HoldPromise, PromiseDate: d("2026-09-15")},

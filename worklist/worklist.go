@@ -1,0 +1,93 @@
+// Package worklist owns the collector's call list: a CALL step of the
+// régua does not send a message, it leaves work for a person — one task
+// item per contract of a debtor on the day's list, under the tenant's
+// partition for that civil date, so a desk reads its day with one keyed
+// Query and a debtor's contracts come together for one call (ADR 0066).
+//
+// The contact gateway makes the debtor's calls of one day one contact
+// (the tasks of its contracts share one attempt). A task carries what a
+// desk needs to order its day without reading the
+// contracts: the days past due, the amount due, the oldest due date, the
+// outstanding balance and the last contact. No personal data: the desk
+// resolves the phone through the contact gateway when it calls.
+package worklist
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"lastro/collections/calendar"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+)
+
+// TypeCallTask is the task item's type.
+const TypeCallTask = "CALL_TASK"
+
+// StatusOpen is a task nobody has worked yet; the desk that consumes the
+// list owns every later status.
+const StatusOpen = "OPEN"
+
+// Task is one contract's call task on a day's list,
+// PK T#<t>#WL#<date>, SK CALL#<debtorKey>#<contractId>.
+type Task struct {
+	PK               string `dynamodbav:"PK" json:"-"`
+	SK               string `dynamodbav:"SK" json:"-"`
+	Type             string `dynamodbav:"type" json:"-"`
+	TenantID         string `dynamodbav:"tenantId" json:"tenantId"`
+	Date             string `dynamodbav:"date" json:"date"` // the civil date the call is due
+	DebtorKey        string `dynamodbav:"debtorKey" json:"debtorKey"`
+	ContractID       string `dynamodbav:"contractId" json:"contractId"`
+	Action           string `dynamodbav:"action" json:"action"`       // the régua step (CALL_D15)
+	AttemptID        string `dynamodbav:"attemptId" json:"attemptId"` // the contact the day's call spends
+	DaysPastDue      int    `dynamodbav:"daysPastDue" json:"daysPastDue"`
+	AmountDueCents   int64  `dynamodbav:"amountDueCents" json:"amountDueCents"`
+	OutstandingCents int64  `dynamodbav:"outstandingCents" json:"outstandingCents"`
+	OldestDueDate    string `dynamodbav:"oldestDueDate,omitempty" json:"oldestDueDate,omitempty"`
+	LastContactAt    string `dynamodbav:"lastContactAt,omitempty" json:"lastContactAt,omitempty"`
+	Status           string `dynamodbav:"status" json:"status"`
+	CreatedAt        string `dynamodbav:"createdAt" json:"createdAt"`
+}
+
+// Put is the task's write, for the transaction that records its step:
+// written once (a task already there is the same step's, and the step's
+// own write is conditioned on the contract's version).
+func Put(t Task) (kit.Action, error) {
+	if !keys.ValidDebtorKey(t.DebtorKey) || !keys.ValidIdentifier(t.ContractID) {
+		return kit.Action{}, fmt.Errorf("worklist: invalid task key")
+	}
+	if _, err := calendar.Parse(t.Date); err != nil {
+		return kit.Action{}, fmt.Errorf("worklist: task date: %w", err)
+	}
+	t.PK, t.SK, t.Type = keys.WorkList(t.TenantID, t.Date), keys.CallTask(t.DebtorKey, t.ContractID), TypeCallTask
+	if t.Status == "" {
+		t.Status = StatusOpen
+	}
+	it, err := attributevalue.MarshalMap(t)
+	if err != nil {
+		return kit.Action{}, fmt.Errorf("worklist: marshal task: %w", err)
+	}
+	cond := expression.AttributeNotExists(expression.Name("PK"))
+	return kit.PutAction(it, &cond), nil
+}
+
+// Day is one page of a day's call list, a debtor's tasks together (the
+// sort key starts with the debtor key); cursor "" is the first page.
+func Day(ctx context.Context, db *kit.Tenant, tenantID, date string, limit int32, cursor string) ([]Task, string, error) {
+	page, err := db.QueryPage(ctx, kit.Query{Partition: keys.WorkList(tenantID, date), Limit: limit}, cursor)
+	if err != nil {
+		return nil, "", fmt.Errorf("worklist: read the day: %w", err)
+	}
+	out := make([]Task, 0, len(page.Items))
+	for _, it := range page.Items {
+		var t Task
+		if err := attributevalue.UnmarshalMap(it, &t); err != nil {
+			return nil, "", fmt.Errorf("worklist: decode task: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, page.Next, nil
+}
