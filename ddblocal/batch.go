@@ -134,7 +134,7 @@ func (s *Store) batchGetItem(ctx context.Context, body []byte) (any, error) {
 		u := newUsage(p.name, true)
 		items := []av.Item{}
 		for _, key := range p.keys {
-			if full || size >= maxResponseBytes || s.injectFor("BatchGetItem", p.name, faultUnprocessed) {
+			if full || size >= maxResponseBytes || s.injectFor("BatchGetItem", p.name, FaultUnprocessed) {
 				leave(p.name, key)
 				continue
 			}
@@ -291,7 +291,7 @@ func (s *Store) batchWriteItem(ctx context.Context, body []byte) (any, error) {
 	unprocessed := map[string][]*writeRequest{}
 	var todo []*op
 	for _, o := range ops {
-		if s.injectFor("BatchWriteItem", o.name, faultUnprocessed) {
+		if s.injectFor("BatchWriteItem", o.name, FaultUnprocessed) {
 			unprocessed[o.name] = append(unprocessed[o.name], o.w)
 			continue
 		}

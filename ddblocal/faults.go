@@ -39,11 +39,6 @@ const (
 // The names the request handlers use.
 type faultKind = FaultKind
 
-const (
-	faultUnprocessed = FaultUnprocessed
-	faultConflict    = FaultTransactionConflict
-)
-
 // FaultRule injects one kind of failure into matching requests.
 type FaultRule struct {
 	// Table limits the rule to requests on this table; empty matches all.

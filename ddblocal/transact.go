@@ -252,7 +252,7 @@ func (s *Store) runTx(ops []*txOp, returnCapacity string, token *txToken) (any, 
 		}
 	}()
 	for _, i := range order {
-		if s.injectFor("TransactWriteItems", ops[i].t.def.Load().Name, faultConflict) || !s.db.Locks.Acquire(keys[i], true) {
+		if s.injectFor("TransactWriteItems", ops[i].t.def.Load().Name, FaultTransactionConflict) || !s.db.Locks.Acquire(keys[i], true) {
 			reasons := noneReasons(len(ops))
 			reasons[i] = cancellationReason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
 			return nil, txCanceled(reasons)
