@@ -159,11 +159,66 @@ func fromEpoch(v float64) time.Time {
 	return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC()
 }
 
+// ExportTableToPointInTime starts a full or incremental export of a
+// table with point-in-time recovery: the request is checked, resolved to
+// the times it exports, matched against an earlier request with the same
+// ClientToken, then handed to a background job.
 func (s *Store) ExportTableToPointInTime(ctx context.Context, body []byte) (any, error) {
 	var in exportTableInput
 	if err := wire.Decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := checkExportMembers(&in); err != nil {
+		return nil, err
+	}
+	bucket, prefix, err := s.checkExportTarget(&in)
+	if err != nil {
+		return nil, err
+	}
+	arn := *in.TableArn
+	t := s.Table(arn)
+	if t == nil {
+		return nil, tableNotFoundForBackups(arn)
+	}
+	d := t.Def.Load()
+	if d.PITR == nil || !d.PITR.Enabled {
+		return nil, &wire.APIError{Type: "PointInTimeRecoveryUnavailableException", Status: 400,
+			Message: "Point in time recovery is not enabled for table '" + d.Name + "'"}
+	}
+	now := s.Now().UTC()
+	e := &ExportDesc{Table: d.Name, TableID: d.ID, TableUUID: d.TableID, Bucket: bucket, Prefix: prefix,
+		BucketOwner: optString(in.S3BucketOwner), SSEAlgorithm: cmp.Or(in.S3SseAlgorithm, "AES256"), SSEKey: optString(in.S3SseKmsKeyId),
+		Format: "DYNAMODB_JSON", Type: cmp.Or(in.ExportType, "FULL_EXPORT"), Status: ExportInProgress, Start: now,
+		ClientToken: optString(in.ClientToken)}
+	if err := s.resolveExportTimes(e, d, &in, now); err != nil {
+		return nil, err
+	}
+	e.Request = e.meaning()
+	s.Exports.Starting.Lock()
+	defer s.Exports.Starting.Unlock()
+	if e.ClientToken != "" {
+		if prev, err := s.exportByToken(e.ClientToken, now); err != nil || prev != nil {
+			if err != nil {
+				return nil, err
+			}
+			if prev.Request != e.Request {
+				return nil, &wire.APIError{Type: "IdempotentParameterMismatchException", Status: 400,
+					Message: "ClientToken " + e.ClientToken + " was used by another export request with different parameters"}
+			}
+			return map[string]any{"ExportDescription": s.exportDescription(prev)}, nil
+		}
+	}
+	var suffix [4]byte
+	rand.Read(suffix[:])
+	e.ID = fmt.Sprintf("%014d-%x", now.UnixMilli(), suffix)
+	e.ARN = s.TableARN(d.Name) + "/export/" + e.ID
+	e.ManifestKey = e.objectKey("manifest-files.json")
+	return s.startExport(e)
+}
+
+// checkExportMembers checks the request's members against their
+// constraints, all reported at once.
+func checkExportMembers(in *exportTableInput) error {
 	var c wire.Constraints
 	c.NotNull("tableArn", in.TableArn == nil)
 	if in.TableArn != nil {
@@ -193,76 +248,76 @@ func (s *Store) ExportTableToPointInTime(ctx context.Context, body []byte) (any,
 		c.Enum("incrementalExportSpecification.exportViewType", sp.ExportViewType, "NEW_IMAGE", "NEW_AND_OLD_IMAGES")
 	}
 	if err := c.Err(); err != nil {
-		return nil, err
+		return err
 	}
+	return nil
+}
+
+// checkExportTarget checks the table ARN and the S3 destination, and
+// refuses what this store cannot export (ION, filters); it returns the
+// bucket and the prefix trimmed of slashes.
+func (s *Store) checkExportTarget(in *exportTableInput) (bucket, prefix string, err error) {
 	arn := *in.TableArn
 	// Another account's table is refused as unauthorized before its shape
 	// is judged, as DynamoDB (and CreateBackup here) does; then only this
 	// store's table ARNs, with a name and nothing after it, are valid.
 	if wire.IsTableARN(arn) && engine.ARNAccount(arn) != "" {
 		if err := s.ForeignARN("ExportTableToPointInTime", arn); err != nil {
-			return nil, err
+			return "", "", err
 		}
 	}
 	if name, ok := strings.CutPrefix(arn, s.TableARN("")); !ok || name == "" || strings.Contains(name, "/") {
-		return nil, wire.Validation("Invalid TableArn: %s", arn)
+		return "", "", wire.Validation("Invalid TableArn: %s", arn)
 	}
 	if in.ExportFormat == "ION" {
-		return nil, wire.Validation("ExportFormat ION is not supported by this store: use DYNAMODB_JSON")
+		return "", "", wire.Validation("ExportFormat ION is not supported by this store: use DYNAMODB_JSON")
 	}
 	if len(in.FilterSpecification) > 0 && string(in.FilterSpecification) != "null" {
-		return nil, wire.Validation("FilterSpecification is not supported by this store")
+		return "", "", wire.Validation("FilterSpecification is not supported by this store")
 	}
-	bucket, prefix := *in.S3Bucket, strings.Trim(optString(in.S3Prefix), "/")
+	bucket, prefix = *in.S3Bucket, strings.Trim(optString(in.S3Prefix), "/")
 	if !bucketPattern.MatchString(bucket) || strings.Contains(bucket, "..") {
-		return nil, wire.Validation("Invalid S3Bucket %q: a bucket name is 3 to 63 lowercase letters, digits, dots and hyphens", bucket)
+		return "", "", wire.Validation("Invalid S3Bucket %q: a bucket name is 3 to 63 lowercase letters, digits, dots and hyphens", bucket)
 	}
 	for _, seg := range strings.Split(prefix, "/") {
 		if seg == "." || seg == ".." || strings.ContainsAny(seg, "\\\x00") {
-			return nil, wire.Validation("Invalid S3Prefix %q: no '.', '..' or backslash segments", prefix)
+			return "", "", wire.Validation("Invalid S3Prefix %q: no '.', '..' or backslash segments", prefix)
 		}
 	}
-	t := s.Table(arn)
-	if t == nil {
-		return nil, tableNotFoundForBackups(arn)
-	}
-	d := t.Def.Load()
-	if d.PITR == nil || !d.PITR.Enabled {
-		return nil, &wire.APIError{Type: "PointInTimeRecoveryUnavailableException", Status: 400,
-			Message: "Point in time recovery is not enabled for table '" + d.Name + "'"}
-	}
-	now := s.Now().UTC()
-	e := &ExportDesc{Table: d.Name, TableID: d.ID, TableUUID: d.TableID, Bucket: bucket, Prefix: prefix,
-		BucketOwner: optString(in.S3BucketOwner), SSEAlgorithm: cmp.Or(in.S3SseAlgorithm, "AES256"), SSEKey: optString(in.S3SseKmsKeyId),
-		Format: "DYNAMODB_JSON", Type: cmp.Or(in.ExportType, "FULL_EXPORT"), Status: ExportInProgress, Start: now,
-		ClientToken: optString(in.ClientToken)}
+	return bucket, prefix, nil
+}
+
+// resolveExportTimes sets what e exports: a full export's instant (now,
+// or a point in time the stream records cover), an incremental export's
+// window and view type.
+func (s *Store) resolveExportTimes(e *ExportDesc, d *engine.TableDef, in *exportTableInput, now time.Time) error {
 	sp := in.IncrementalExportSpecification
 	switch e.Type {
 	case "FULL_EXPORT":
 		if sp != nil {
-			return nil, wire.Validation("IncrementalExportSpecification is only valid with ExportType INCREMENTAL_EXPORT")
+			return wire.Validation("IncrementalExportSpecification is only valid with ExportType INCREMENTAL_EXPORT")
 		}
 		e.ExportTime, e.atNow = now, true
 		if in.ExportTime != nil {
 			e.ExportTime = fromEpoch(*in.ExportTime)
 		}
 		if e.ExportTime.After(now) {
-			return nil, invalidExportTime("ExportTime %s is in the future", e.ExportTime.Format(time.RFC3339Nano))
+			return invalidExportTime("ExportTime %s is in the future", e.ExportTime.Format(time.RFC3339Nano))
 		}
 		// A time in the current millisecond (the records' precision) is
 		// now: the export is of its own snapshot's instant.
 		if e.ExportTime.UnixMilli() < now.UnixMilli() {
 			if err := s.covers(d, e.ExportTime, now, true, false); err != nil {
-				return nil, err
+				return err
 			}
 			e.atNow, e.pointInTime = false, true
 		}
 	case "INCREMENTAL_EXPORT":
 		if in.ExportTime != nil {
-			return nil, wire.Validation("ExportTime is only valid with ExportType FULL_EXPORT: an incremental export takes IncrementalExportSpecification")
+			return wire.Validation("ExportTime is only valid with ExportType FULL_EXPORT: an incremental export takes IncrementalExportSpecification")
 		}
 		if sp == nil || sp.ExportFromTime == nil {
-			return nil, wire.Validation("IncrementalExportSpecification.ExportFromTime is required for ExportType INCREMENTAL_EXPORT")
+			return wire.Validation("IncrementalExportSpecification.ExportFromTime is required for ExportType INCREMENTAL_EXPORT")
 		}
 		e.ViewType = cmp.Or(sp.ExportViewType, "NEW_AND_OLD_IMAGES")
 		e.From, e.To, e.atNow = fromEpoch(*sp.ExportFromTime), now, true
@@ -271,40 +326,20 @@ func (s *Store) ExportTableToPointInTime(ctx context.Context, body []byte) (any,
 		}
 		switch w := e.To.Sub(e.From); {
 		case w <= 0:
-			return nil, wire.Validation("ExportFromTime must be before ExportToTime")
+			return wire.Validation("ExportFromTime must be before ExportToTime")
 		case w < minIncrementalWindow:
-			return nil, wire.Validation("The incremental export window must be at least 15 minutes (ExportFromTime to ExportToTime)")
+			return wire.Validation("The incremental export window must be at least 15 minutes (ExportFromTime to ExportToTime)")
 		case w > maxIncrementalWindow:
-			return nil, wire.Validation("The incremental export window must be at most 24 hours (ExportFromTime to ExportToTime)")
+			return wire.Validation("The incremental export window must be at most 24 hours (ExportFromTime to ExportToTime)")
 		}
 		if e.To.After(now) {
-			return nil, invalidExportTime("ExportToTime %s is in the future", e.To.Format(time.RFC3339Nano))
+			return invalidExportTime("ExportToTime %s is in the future", e.To.Format(time.RFC3339Nano))
 		}
 		if err := s.covers(d, e.From, e.To, e.ViewType == "NEW_AND_OLD_IMAGES", true); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	e.Request = e.meaning()
-	s.Exports.Starting.Lock()
-	defer s.Exports.Starting.Unlock()
-	if e.ClientToken != "" {
-		if prev, err := s.exportByToken(e.ClientToken, now); err != nil || prev != nil {
-			if err != nil {
-				return nil, err
-			}
-			if prev.Request != e.Request {
-				return nil, &wire.APIError{Type: "IdempotentParameterMismatchException", Status: 400,
-					Message: "ClientToken " + e.ClientToken + " was used by another export request with different parameters"}
-			}
-			return map[string]any{"ExportDescription": s.exportDescription(prev)}, nil
-		}
-	}
-	var suffix [4]byte
-	rand.Read(suffix[:])
-	e.ID = fmt.Sprintf("%014d-%x", now.UnixMilli(), suffix)
-	e.ARN = s.TableARN(d.Name) + "/export/" + e.ID
-	e.ManifestKey = e.objectKey("manifest-files.json")
-	return s.startExport(e)
+	return nil
 }
 
 // optString dereferences an optional string member.

@@ -11,11 +11,40 @@ import (
 	"lastro/ddblocal/internal/wire"
 )
 
+// BatchGetItem reads up to 100 items across tables: the request is
+// checked and planned whole, the tables looked up, then the items read
+// while the response budget lasts.
 func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 	var in wire.BatchGetItemInput
 	if err := wire.Decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := checkBatchGetShape(&in, body); err != nil {
+		return nil, err
+	}
+	plans, err := planBatchGet(&in)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := s.lookupBatchGet(plans)
+	if err != nil {
+		return nil, err
+	}
+	return s.readBatchGet(&in, plans, tables)
+}
+
+// batchGetPlan is one table's keys and projection in a BatchGetItem.
+type batchGetPlan struct {
+	name       string
+	keys       []av.Item
+	proj       Projector
+	consistent bool
+}
+
+// checkBatchGetShape checks the request's members: table names, key
+// counts, projections (which may not mix expression and non-expression
+// forms, even across tables).
+func checkBatchGetShape(in *wire.BatchGetItemInput, body []byte) error {
 	var c wire.Constraints
 	requestItemsNames(&c, body, wire.SortedKeys(in.RequestItems))
 	for _, name := range wire.SortedKeys(in.RequestItems) {
@@ -28,10 +57,10 @@ func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 	}
 	c.ReturnConsumedCapacity(in.ReturnConsumedCapacity)
 	if err := c.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if len(in.RequestItems) == 0 {
-		return nil, wire.Validation("The requestItems parameter is required for BatchGetItem")
+		return wire.Validation("The requestItems parameter is required for BatchGetItem")
 	}
 	// Projections may not mix expression and non-expression forms, even
 	// across tables.
@@ -47,15 +76,15 @@ func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	if err := mixed.Params(); err != nil {
-		return nil, err
+		return err
 	}
-	type plan struct {
-		name       string
-		keys       []av.Item
-		proj       Projector
-		consistent bool
-	}
-	var plans []plan
+	return nil
+}
+
+// planBatchGet decodes each table's keys and projection, refusing
+// duplicate keys and more than 100 in all.
+func planBatchGet(in *wire.BatchGetItemInput) ([]batchGetPlan, error) {
+	var plans []batchGetPlan
 	total := 0
 	for _, name := range wire.SortedKeys(in.RequestItems) {
 		ka := in.RequestItems[name]
@@ -68,7 +97,7 @@ func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 		if err := ea.Params(); err != nil {
 			return nil, err
 		}
-		p := plan{name: name, consistent: ka.ConsistentRead != nil && *ka.ConsistentRead}
+		p := batchGetPlan{name: name, consistent: ka.ConsistentRead != nil && *ka.ConsistentRead}
 		seen := map[string]bool{}
 		for _, w := range ka.Keys {
 			key, err := engine.KeyFromWire(w)
@@ -92,6 +121,12 @@ func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 		p.proj = proj
 		plans = append(plans, p)
 	}
+	return plans, nil
+}
+
+// lookupBatchGet finds each plan's table and checks its keys against the
+// table's schema.
+func (s *Store) lookupBatchGet(plans []batchGetPlan) (map[string]*engine.Table, error) {
 	tables := map[string]*engine.Table{}
 	for _, p := range plans {
 		t, err := s.Lookup(&p.name)
@@ -106,12 +141,17 @@ func (s *Store) BatchGetItem(ctx context.Context, body []byte) (any, error) {
 			}
 		}
 	}
+	return tables, nil
+}
+
+// readBatchGet reads the planned items. The response's items hold the
+// store's budget until it is written; past it the rest of the keys are
+// left unprocessed (ADR 0059).
+func (s *Store) readBatchGet(in *wire.BatchGetItemInput, plans []batchGetPlan, tables map[string]*engine.Table) (any, error) {
 	responses := map[string][]av.Item{}
 	unprocessed := map[string]*wire.KeysAndAttributes{}
 	var caps []*wire.ConsumedCapacity
 	size := 0
-	// The response's items hold the store's budget until it is written;
-	// past it the rest of the keys are left unprocessed (ADR 0059).
 	g := &engine.Grant{B: &s.RespBudget}
 	full := false
 	out := &engine.BatchGetOutput{Responses: responses, Unprocessed: unprocessed, Grant: g}
@@ -181,11 +221,64 @@ func KeyWire(key av.Item) av.WireItem {
 	return w
 }
 
+// batchWrite is one request of a BatchWriteItem, resolved step by step.
+type batchWrite struct {
+	name string
+	t    *engine.Table
+	key  av.Item
+	item av.Item // nil: delete
+	skey []byte
+	w    *wire.WriteRequest
+}
+
+// BatchWriteItem puts and deletes up to 25 items across tables. Every
+// request is validated before any table is read or written; then the
+// items are locked in key order, written in one commit, and metered.
 func (s *Store) BatchWriteItem(ctx context.Context, body []byte) (any, error) {
 	var in wire.BatchWriteItemInput
 	if err := wire.Decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := checkBatchWriteShape(&in, body); err != nil {
+		return nil, err
+	}
+	ops, err := parseBatchWrites(&in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveBatchWrites(ops); err != nil {
+		return nil, err
+	}
+	unprocessed := map[string][]*wire.WriteRequest{}
+	var todo []*batchWrite
+	for _, o := range ops {
+		if s.InjectFor("BatchWriteItem", o.name, engine.FaultUnprocessed) {
+			unprocessed[o.name] = append(unprocessed[o.name], o.w)
+			continue
+		}
+		todo = append(todo, o)
+	}
+	usages, err := s.applyBatchWrites(todo)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"UnprocessedItems": unprocessed}
+	var caps []*wire.ConsumedCapacity
+	for _, name := range wire.SortedKeys(usages) {
+		if cc := s.Report(usages[name], in.ReturnConsumedCapacity); cc != nil {
+			caps = append(caps, cc)
+		}
+	}
+	if caps != nil {
+		out["ConsumedCapacity"] = caps
+	}
+	return out, nil
+}
+
+// checkBatchWriteShape checks the request's members and sizes, in the
+// order DynamoDB reports them: the enums, the table names, each table's
+// list length, then the whole request's.
+func checkBatchWriteShape(in *wire.BatchWriteItemInput, body []byte) error {
 	var c wire.Constraints
 	c.ReturnConsumedCapacity(in.ReturnConsumedCapacity)
 	c.ReturnItemCollectionMetrics(in.ReturnItemCollectionMetrics)
@@ -203,34 +296,31 @@ func (s *Store) BatchWriteItem(ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	if err := c.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if len(in.RequestItems) == 0 {
-		return nil, wire.Validation("The requestItems parameter is required for BatchWriteItem")
+		return wire.Validation("The requestItems parameter is required for BatchWriteItem")
 	}
 	total := 0
 	for _, reqs := range in.RequestItems {
 		total += len(reqs)
 	}
 	if total > engine.MaxBatchWrites {
-		return nil, wire.Validation("Too many items requested for the BatchWriteItem call")
+		return wire.Validation("Too many items requested for the BatchWriteItem call")
 	}
-	type op struct {
-		name string
-		t    *engine.Table
-		key  av.Item
-		item av.Item // nil: delete
-		skey []byte
-		w    *wire.WriteRequest
-	}
-	// Every request is validated before any table is read or written.
-	var ops []*op
+	return nil
+}
+
+// parseBatchWrites decodes each request's item or key, tables in name
+// order, before any table is looked up.
+func parseBatchWrites(in *wire.BatchWriteItemInput) ([]*batchWrite, error) {
+	var ops []*batchWrite
 	for _, name := range wire.SortedKeys(in.RequestItems) {
 		for _, w := range in.RequestItems[name] {
 			if w == nil || (w.PutRequest == nil) == (w.DeleteRequest == nil) {
 				return nil, wire.Validation("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
 			}
-			o := &op{name: name, w: w}
+			o := &batchWrite{name: name, w: w}
 			if w.PutRequest != nil {
 				if w.PutRequest.Item == nil {
 					return nil, wire.Validation("1 validation error detected: Value null at 'requestItems.%s.member.putRequest.item' failed to satisfy constraint: Member must not be null", name)
@@ -256,10 +346,16 @@ func (s *Store) BatchWriteItem(ctx context.Context, body []byte) (any, error) {
 			ops = append(ops, o)
 		}
 	}
+	return ops, nil
+}
+
+// resolveBatchWrites finds each request's table, checks its key against
+// the table's schema and refuses a request naming one item twice.
+func (s *Store) resolveBatchWrites(ops []*batchWrite) error {
 	for _, o := range ops {
 		t, err := s.Lookup(&o.name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.t = t
 		d := t.Def.Load()
@@ -267,32 +363,30 @@ func (s *Store) BatchWriteItem(ctx context.Context, body []byte) (any, error) {
 			o.key = engine.KeyOf(d, o.item)
 			// A put's key is checked like a Key member.
 			if err := engine.MatchKey(d, o.key); err != nil {
-				return nil, err
+				return err
 			}
 			if err := engine.CheckItemKeys(d, o.item); err != nil {
-				return nil, err
+				return err
 			}
 		} else if err := engine.MatchKey(d, o.key); err != nil {
-			return nil, err
+			return err
 		}
 		o.skey = d.BaseKey(o.key)
 	}
 	seen := map[string]bool{}
 	for _, o := range ops {
 		if seen[string(o.skey)] {
-			return nil, wire.Validation("Provided list of item keys contains duplicates")
+			return wire.Validation("Provided list of item keys contains duplicates")
 		}
 		seen[string(o.skey)] = true
 	}
-	unprocessed := map[string][]*wire.WriteRequest{}
-	var todo []*op
-	for _, o := range ops {
-		if s.InjectFor("BatchWriteItem", o.name, engine.FaultUnprocessed) {
-			unprocessed[o.name] = append(unprocessed[o.name], o.w)
-			continue
-		}
-		todo = append(todo, o)
-	}
+	return nil
+}
+
+// applyBatchWrites locks the items in key order (so two batches never
+// deadlock), writes every change in one commit and returns each table's
+// usage.
+func (s *Store) applyBatchWrites(todo []*batchWrite) (map[string]*engine.Usage, error) {
 	sort.Slice(todo, func(i, j int) bool { return string(todo[i].skey) < string(todo[j].skey) })
 	for _, o := range todo {
 		s.Db.Locks.Acquire(string(o.skey), false)
@@ -331,17 +425,7 @@ func (s *Store) BatchWriteItem(ctx context.Context, body []byte) (any, error) {
 			return nil, err
 		}
 	}
-	out := map[string]any{"UnprocessedItems": unprocessed}
-	var caps []*wire.ConsumedCapacity
-	for _, name := range wire.SortedKeys(usages) {
-		if cc := s.Report(usages[name], in.ReturnConsumedCapacity); cc != nil {
-			caps = append(caps, cc)
-		}
-	}
-	if caps != nil {
-		out["ConsumedCapacity"] = caps
-	}
-	return out, nil
+	return usages, nil
 }
 
 // requestItemsNames checks the table names of a batch's RequestItems map,
