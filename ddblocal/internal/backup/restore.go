@@ -121,6 +121,10 @@ func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, e
 // restoredDef builds the definition of the table a restore creates: the
 // backup's schema with the request's overrides, checked as CreateTable
 // checks a new table.
+//
+// It is one long function on purpose: its checks run in the order DynamoDB
+// reports violations, the first refusal is the wire contract, and the
+// sequence reads top to bottom in one place.
 func (s *Store) restoredDef(b *backupDesc, in *restoreTableFromBackupInput) (*engine.TableDef, error) {
 	src := &b.Table
 	billing := src.BillingMode

@@ -15,6 +15,10 @@ func TableBeingDeleted(name string) *wire.APIError {
 	return wire.ResourceInUse("Attempt to change a resource which is still in use: Table is being deleted: " + name)
 }
 
+// CreateTable answers a CreateTable request. It is one long function on
+// purpose: its checks run in the order DynamoDB reports violations, the
+// first refusal is the wire contract, and the sequence reads top to bottom
+// in one place.
 func (s *Store) CreateTable(ctx context.Context, body []byte) (any, error) {
 	var in wire.CreateTableInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -203,6 +203,10 @@ func (s *Store) capacityLimit(p *wire.ProvisionedThroughput, index string) error
 
 // CheckCreateTable runs the second and third validation passes of
 // CreateTable and returns the new table's definition.
+//
+// It is one long function on purpose: its checks run in the order DynamoDB
+// reports violations, the first refusal is the wire contract, and the
+// sequence reads top to bottom in one place.
 func (s *Store) CheckCreateTable(in *wire.CreateTableInput) (*engine.TableDef, error) {
 	billing := in.BillingMode
 	if billing == "" {

@@ -88,6 +88,10 @@ func (u updateShape) count() int {
 }
 
 // checkUpdateShape runs the request-level checks that need no table.
+//
+// It is one long function on purpose: its checks run in the order DynamoDB
+// reports violations, the first refusal is the wire contract, and the
+// sequence reads top to bottom in one place.
 func checkUpdateShape(in *wire.UpdateTableInput) (updateShape, error) {
 	u := updateShape{
 		billing: in.BillingMode != "", pt: in.ProvisionedThroughput != nil, stream: in.StreamSpecification != nil,

@@ -341,6 +341,10 @@ func (s *Store) replaceOutput(d *engine.TableDef, old, new, key av.Item, returnC
 	return out
 }
 
+// updateItemRequest answers an UpdateItem request. It is one long function
+// on purpose: its checks run in the order DynamoDB reports violations, the
+// first refusal is the wire contract, and the sequence reads top to bottom
+// in one place.
 func (s *Store) updateItemRequest(ctx context.Context, body []byte) (any, error) {
 	var in wire.UpdateItemInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -119,6 +119,9 @@ type ReadPlan struct {
 }
 
 // Run executes a plan and builds the page.
+//
+// It is one loop because the page's limits (Limit, the 1 MB read, the
+// response budget) are checked between items and end the page together.
 func (s *Store) Run(p *ReadPlan, returnCapacity string) (*PageOutput, error) {
 	// One view for the walk and for the items an LSI read fetches from
 	// the table: both come from the same moment.
@@ -334,6 +337,9 @@ func selectPlan(p *ReadPlan, sel string, proj Projector, hasProjection bool) err
 	return nil
 }
 
+// Query answers a Query request. It is one long function on purpose: its
+// checks run in the order DynamoDB reports violations, the first refusal
+// is the wire contract, and the sequence reads top to bottom in one place.
 func (s *Store) Query(ctx context.Context, body []byte) (any, error) {
 	var in wire.QueryInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -533,6 +539,9 @@ func parseReadExprs(a *expr.Attrs, fe *string, legacyFilter map[string]*wire.Con
 	return filter, proj, nil
 }
 
+// Scan answers a Scan request. It is one long function on purpose: its
+// checks run in the order DynamoDB reports violations, the first refusal
+// is the wire contract, and the sequence reads top to bottom in one place.
 func (s *Store) Scan(ctx context.Context, body []byte) (any, error) {
 	var in wire.ScanInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -90,6 +90,9 @@ func (s *Store) Describe(t *Table, o DescOpts) map[string]any {
 	return s.DescribeDef(t, t.Def.Load(), o)
 }
 
+// DescribeDef builds the TableDescription of d, t's definition at one
+// instant. It is long because a TableDescription has that many members,
+// each a few lines: one literal per member in the model's order.
 func (s *Store) DescribeDef(t *Table, d *TableDef, o DescOpts) map[string]any {
 	now := s.Now()
 	arn := s.TableARN(d.Name)

@@ -177,6 +177,10 @@ const (
 	msgTxReadAndWrite = "ExecuteTransaction API does not support both read and write operations in the same request."
 )
 
+// ExecuteTransaction runs up to 100 PartiQL statements all or none. It is
+// one long function on purpose: its checks run in the order DynamoDB
+// reports violations, the first refusal is the wire contract, and the
+// sequence reads top to bottom in one place.
 func (s *Store) ExecuteTransaction(ctx context.Context, body []byte) (out any, err error) {
 	var in executeTransactionInput
 	if err := wire.Decode(body, &in); err != nil {

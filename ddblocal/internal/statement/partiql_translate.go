@@ -73,6 +73,9 @@ func (b *pqBuilder) literal(e partiql.Expr) (*av.Value, error) {
 }
 
 // cond translates a WHERE clause (or part of one) into a condition.
+//
+// It is long because it is one case per PartiQL expression kind, each
+// translated in place.
 func (b *pqBuilder) cond(e partiql.Expr) (string, error) {
 	switch e := e.(type) {
 	case *partiql.Binary:

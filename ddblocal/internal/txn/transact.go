@@ -31,6 +31,10 @@ type TxOp struct {
 // The kinds of action, in the order DynamoDB's model lists them.
 var txKinds = []string{"ConditionCheck", "Put", "Delete", "Update"}
 
+// TransactWriteItems applies up to 100 actions all or none. It is one long
+// function on purpose: its checks run in the order DynamoDB reports
+// violations, the first refusal is the wire contract, and the sequence
+// reads top to bottom in one place.
 func (s *Store) TransactWriteItems(ctx context.Context, body []byte) (out any, err error) {
 	var in wire.TransactWriteItemsInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -225,6 +229,10 @@ func parseTxOp(ti *wire.TransactWriteItem) (*TxOp, error) {
 // A transaction with a ClientRequestToken that changes items records the
 // token, with its response, in the same batch (tokens.go): a retry after
 // a crash that kept the commit is answered, not applied again.
+//
+// It is one function because the item locks it takes are held from the
+// first condition check to the commit: the steps share that critical
+// section and its state.
 func (s *Store) RunTx(ops []*TxOp, returnCapacity string, token *engine.TxToken) (any, error) {
 	// The items a transaction writes may add up to 4 MB at most; a larger
 	// one is refused before any lock is taken or condition evaluated.
@@ -360,6 +368,10 @@ func TxCanceled(reasons []wire.CancellationReason) *wire.APIError {
 		Message: "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]"}
 }
 
+// TransactGetItems reads up to 100 items in one snapshot. It is one long
+// function on purpose: its checks run in the order DynamoDB reports
+// violations, the first refusal is the wire contract, and the sequence
+// reads top to bottom in one place.
 func (s *Store) TransactGetItems(ctx context.Context, body []byte) (any, error) {
 	var in wire.TransactGetItemsInput
 	if err := wire.Decode(body, &in); err != nil {
