@@ -119,7 +119,7 @@ func TestCatalogFormatAtOpen(t *testing.T) {
 			if s.eng.Table("tbl") == nil {
 				t.Error("table tbl lost")
 			}
-			v, err := s.eng.Db.Get(storage.FormatVersionKey)
+			v, err := s.eng.DB.Get(storage.FormatVersionKey)
 			if err != nil || binary.BigEndian.Uint32(v) != engine.CatalogFormat {
 				t.Errorf("format version = %x, %v; want %d", v, err, engine.CatalogFormat)
 			}

@@ -111,7 +111,7 @@ func waitExport(t *testing.T, s *Store, arn string) map[string]any {
 func historyAt(t *testing.T, s *Store, tableID uint32, at int64) map[string]string {
 	t.Helper()
 	lo, hi := storage.RecordSpan(tableID)
-	iter, err := s.eng.Db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}

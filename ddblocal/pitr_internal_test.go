@@ -32,7 +32,7 @@ func (c *manualClock) Add(d time.Duration) {
 func storedRecords(t *testing.T, s *Store, tableID uint32) int {
 	t.Helper()
 	lo, hi := storage.RecordSpan(tableID)
-	iter, err := s.eng.Db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestRecordRetentionFollowsPITR(t *testing.T) {
 			mustCall(t, s, "PutItem", `{"TableName":"keep","Item":{"pk":{"S":"a"}}}`)
 			id := s.eng.Table("keep").Def.Load().ID
 			lo, _ := storage.RecordSpan(id)
-			iter, err := s.eng.Db.NewIter(lo, nil)
+			iter, err := s.eng.DB.NewIter(lo, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	// deleted and an 8-byte horizon.
 	id := s.eng.Table("keep").Def.Load().ID
 	lo, hi := storage.RecordSpan(id)
-	iter, err := s.eng.Db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	if err := iter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b := s.eng.Db.NewBatch()
+	b := s.eng.DB.NewBatch()
 	b.DeleteRange(lo, storage.RecordKey(id, second))
 	b.Set(storage.HorizonKey(id), binary.BigEndian.AppendUint64(nil, second))
 	if err := b.Commit(); err != nil {

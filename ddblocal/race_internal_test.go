@@ -93,7 +93,7 @@ func sItem(kv ...string) av.Item {
 // spaceEntries counts the stored keys of one table index.
 func spaceEntries(t *testing.T, s *Store, tableID uint32, indexID uint16) int {
 	t.Helper()
-	iter, err := s.eng.Db.NewIter(storage.SpaceKey(tableID, indexID), storage.SpaceKey(tableID, indexID+1))
+	iter, err := s.eng.DB.NewIter(storage.SpaceKey(tableID, indexID), storage.SpaceKey(tableID, indexID+1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestWriteRacingDeleteTable(t *testing.T) {
 		t.Fatalf("write to a deleted table: %v, want ResourceNotFoundException", err)
 	}
 	lo, hi := storage.TableSpan(d.ID)
-	iter, err := s.eng.Db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestCommitLockReleasedOnPanic(t *testing.T) {
 		}()
 		s.eng.Write([]*engine.Change{{T: tb, Def: d, Key: d.BaseKey(it), New: it}})
 	}()
-	if !s.eng.Db.TryLock() {
+	if !s.eng.DB.TryLock() {
 		t.Fatal("commit lock still held after a panic")
 	}
-	s.eng.Db.Unlock()
+	s.eng.DB.Unlock()
 }

@@ -26,11 +26,11 @@ func TestTransactTokenInFlight(t *testing.T) {
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"c"},"n":{"N":"0"}}}`)
 	// Hold the item as a single-item write would: transactions wait for it.
 	skey := s.eng.Table("race").Def.Load().BaseKey(sItem("pk", "c"))
-	s.eng.Db.Locks.Acquire(string(skey), false)
+	s.eng.DB.Locks.Acquire(string(skey), false)
 	released := false
 	defer func() {
 		if !released {
-			s.eng.Db.Locks.Release(string(skey))
+			s.eng.DB.Locks.Release(string(skey))
 		}
 	}()
 	body := `{"ClientRequestToken":"tok","TransactItems":[{"Update":{"TableName":"race","Key":{"pk":{"S":"c"}},
@@ -43,7 +43,7 @@ func TestTransactTokenInFlight(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.eng.Db.Locks.Release(string(skey))
+	s.eng.DB.Locks.Release(string(skey))
 	released = true
 	ok, inProgress := 0, 0
 	for range 2 {
@@ -149,7 +149,7 @@ func TestTokenStoredByTheLegacyHashIsReplayed(t *testing.T) {
 	mustCall(t, s, "TransactWriteItems", body)
 	// Rewrite the stored hash as the previous build computed it.
 	key := storage.TokenKey("tok-upgrade")
-	v, err := s.eng.Db.Get(key)
+	v, err := s.eng.DB.Get(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestTokenStoredByTheLegacyHashIsReplayed(t *testing.T) {
 	if legacy == engine.CanonicalHash([]byte(body)) {
 		t.Fatal("the body must hash differently under the two forms")
 	}
-	if err := s.eng.Db.Set(key, append(legacy[:], v[32:]...)); err != nil {
+	if err := s.eng.DB.Set(key, append(legacy[:], v[32:]...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -22,6 +22,7 @@ func tableNotFoundForBackups(name string) *wire.APIError {
 	return &wire.APIError{Type: "TableNotFoundException", Message: "Table not found: " + wire.TableNameOf(name), Status: 400}
 }
 
+// DescribeContinuousBackups answers the DescribeContinuousBackups operation.
 func (s *Store) DescribeContinuousBackups(ctx context.Context, body []byte) (any, error) {
 	var in wire.TableNameInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -39,6 +40,7 @@ func (s *Store) DescribeContinuousBackups(ctx context.Context, body []byte) (any
 	return s.continuousBackups(t.Def.Load()), nil
 }
 
+// UpdateContinuousBackups answers the UpdateContinuousBackups operation.
 func (s *Store) UpdateContinuousBackups(ctx context.Context, body []byte) (any, error) {
 	var in updateContinuousBackupsInput
 	if err := wire.Decode(body, &in); err != nil {

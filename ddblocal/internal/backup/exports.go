@@ -437,7 +437,7 @@ func (s *Store) startExport(e *ExportDesc) (any, error) {
 	// acknowledged before the call (and every commit stamped before its
 	// instant, acknowledged or not yet: ADR 0059). An export of now is of
 	// the snapshot's own instant, read under the commit lock.
-	view, err := s.Db.SnapshotAt(func() {
+	view, err := s.DB.SnapshotAt(func() {
 		if e.atNow {
 			if e.Type == "FULL_EXPORT" {
 				e.ExportTime = s.snapshotInstant()
@@ -518,7 +518,7 @@ func (s *Store) SaveExport(e *ExportDesc) error {
 	if err != nil {
 		return err
 	}
-	return s.Db.Set(storage.ExportKey(e.ARN), raw)
+	return s.DB.Set(storage.ExportKey(e.ARN), raw)
 }
 
 // LoadExports reads every export descriptor.
@@ -530,7 +530,7 @@ func (s *Store) LoadExports() ([]*ExportDesc, error) {
 // descriptors reads the JSON descriptors (of exports, backups) stored
 // between lo and hi, in key order.
 func descriptors[T any](s *Store, lo, hi []byte, what string) ([]*T, error) {
-	iter, err := s.Db.NewIter(lo, hi)
+	iter, err := s.DB.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -590,7 +590,7 @@ func (s *Store) exportRoot() (string, error) {
 // ExportDir returns the folder of an export's objects (the one holding
 // manifest-summary.json), or "" when the ARN names no export.
 func (s *Store) ExportDir(exportARN string) (string, error) {
-	raw, err := s.Db.Get(storage.ExportKey(exportARN))
+	raw, err := s.DB.Get(storage.ExportKey(exportARN))
 	if errors.Is(err, storage.ErrNotFound) {
 		return "", nil
 	}
@@ -978,6 +978,7 @@ func (s *Store) exportDescription(e *ExportDesc) map[string]any {
 	return out
 }
 
+// DescribeExport answers the DescribeExport operation.
 func (s *Store) DescribeExport(ctx context.Context, body []byte) (any, error) {
 	var in exportARNInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -992,7 +993,7 @@ func (s *Store) DescribeExport(ctx context.Context, body []byte) (any, error) {
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	raw, err := s.Db.Get(storage.ExportKey(*in.ExportArn))
+	raw, err := s.DB.Get(storage.ExportKey(*in.ExportArn))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, exportNotFound(*in.ExportArn)
 	}
@@ -1006,6 +1007,7 @@ func (s *Store) DescribeExport(ctx context.Context, body []byte) (any, error) {
 	return map[string]any{"ExportDescription": s.exportDescription(&e)}, nil
 }
 
+// ListExports answers the ListExports operation.
 func (s *Store) ListExports(ctx context.Context, body []byte) (any, error) {
 	var in listExportsInput
 	if err := wire.Decode(body, &in); err != nil {

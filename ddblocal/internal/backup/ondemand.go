@@ -73,6 +73,7 @@ func backupInUse(arn string) *wire.APIError {
 	return &wire.APIError{Type: "BackupInUseException", Message: "Backup is being created: " + arn, Status: 400}
 }
 
+// CreateBackup answers the CreateBackup operation.
 func (s *Store) CreateBackup(ctx context.Context, body []byte) (any, error) {
 	var in createBackupInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -134,7 +135,7 @@ func (s *Store) startBackup(b *backupDesc) error {
 	if err != nil {
 		return err
 	}
-	batch := s.Db.NewBatch()
+	batch := s.DB.NewBatch()
 	defer batch.Close()
 	batch.Set(storage.BackupKey(b.ARN), raw)
 	batch.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.NextID))
@@ -144,7 +145,7 @@ func (s *Store) startBackup(b *backupDesc) error {
 // copyBackup copies t's items, as of now, into b's key space and marks b
 // AVAILABLE.
 func (s *Store) copyBackup(ctx context.Context, t *engine.Table, b *backupDesc) error {
-	snap := s.Db.NewSnapshot()
+	snap := s.DB.NewSnapshot()
 	defer snap.Close()
 	// DeleteTable marks the table before deleting its data: unmarked after
 	// the snapshot, the snapshot holds all of it.
@@ -153,7 +154,7 @@ func (s *Store) copyBackup(ctx context.Context, t *engine.Table, b *backupDesc) 
 	}
 	lo, hi := storage.SpaceKey(b.Table.ID, 0), storage.SpaceKey(b.Table.ID, 1)
 	dst, _ := storage.BackupSpan(b.ID)
-	err := s.Db.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, key, value []byte) error {
+	err := s.DB.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, key, value []byte) error {
 		it, err := av.DecodeItem(value)
 		if err != nil {
 			return fmt.Errorf("ddblocal: backup of %s: %w", b.Table.Name, err)
@@ -172,13 +173,13 @@ func (s *Store) copyBackup(ctx context.Context, t *engine.Table, b *backupDesc) 
 		return err
 	}
 	// Synced: the copy's unsynced chunks precede it in the log.
-	return s.Db.Set(storage.BackupKey(b.ARN), raw)
+	return s.DB.Set(storage.BackupKey(b.ARN), raw)
 }
 
 // dropBackup deletes a backup's descriptor and items.
 func (s *Store) dropBackup(b *backupDesc) error {
 	lo, hi := storage.BackupSpan(b.ID)
-	batch := s.Db.NewBatch()
+	batch := s.DB.NewBatch()
 	defer batch.Close()
 	batch.Delete(storage.BackupKey(b.ARN))
 	batch.DeleteRange(lo, hi)
@@ -187,7 +188,7 @@ func (s *Store) dropBackup(b *backupDesc) error {
 
 // loadBackup reads a backup's descriptor; nil when there is none.
 func (s *Store) loadBackup(arn string) (*backupDesc, error) {
-	raw, err := s.Db.Get(storage.BackupKey(arn))
+	raw, err := s.DB.Get(storage.BackupKey(arn))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
@@ -220,6 +221,7 @@ func (s *Store) lookupBackup(action string, arn *string) (*backupDesc, error) {
 	return b, nil
 }
 
+// DescribeBackup answers the DescribeBackup operation.
 func (s *Store) DescribeBackup(ctx context.Context, body []byte) (any, error) {
 	var in backupARNInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -237,6 +239,7 @@ func (s *Store) DescribeBackup(ctx context.Context, body []byte) (any, error) {
 	return map[string]any{"BackupDescription": s.backupDescription(b)}, nil
 }
 
+// DeleteBackup answers the DeleteBackup operation.
 func (s *Store) DeleteBackup(ctx context.Context, body []byte) (any, error) {
 	var in backupARNInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -37,6 +37,7 @@ func tableAlreadyExists(name string) *wire.APIError {
 	return &wire.APIError{Type: "TableAlreadyExistsException", Message: "Table already exists: " + name, Status: 400}
 }
 
+// RestoreTableFromBackup answers the RestoreTableFromBackup operation.
 func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, error) {
 	var in restoreTableFromBackupInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -75,7 +76,7 @@ func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, e
 		s.Mu.Unlock()
 		return nil, err
 	}
-	snap := s.Db.NewSnapshot()
+	snap := s.DB.NewSnapshot()
 	s.Mu.Unlock()
 	defer snap.Close()
 
@@ -94,7 +95,7 @@ func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, e
 	}
 	// The restored items are read through the durable view: publish them
 	// before the table appears.
-	if err := s.Db.Settle(); err != nil {
+	if err := s.DB.Settle(); err != nil {
 		s.discardRestore(d.ID)
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func (s *Store) allocateRestore(d *engine.TableDef) error {
 	defer s.Mu.Unlock()
 	d.ID = s.NextID
 	s.NextID++
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	b.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.NextID))
 	return b.Commit()
@@ -262,7 +263,7 @@ func (s *Store) fillRestore(ctx context.Context, snap *storage.Snapshot, b *back
 	d := t.Def.Load()
 	lo, hi := storage.BackupSpan(b.ID)
 	var deltas []engine.CounterDelta
-	return s.Db.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, _, value []byte) error {
+	return s.DB.Fill(ctx, snap, lo, hi, func(batch *storage.Batch, _, value []byte) error {
 		it, err := av.DecodeItem(value)
 		if err != nil {
 			return fmt.Errorf("ddblocal: restore of %s: %w", b.ARN, err)
@@ -286,7 +287,7 @@ func (s *Store) fillRestore(ctx context.Context, snap *storage.Snapshot, b *back
 // discardRestore deletes what a failed restore wrote.
 func (s *Store) discardRestore(id uint32) {
 	lo, hi := storage.TableSpan(id)
-	if err := s.Db.DeleteRange(lo, hi); err != nil {
+	if err := s.DB.DeleteRange(lo, hi); err != nil {
 		s.Log.Error("discard failed restore", "table", id, "err", err)
 	}
 }
@@ -310,7 +311,7 @@ func (s *Store) RecoverBackups() error {
 	for _, t := range s.Tables {
 		known[t.Def.Load().ID] = true
 	}
-	iter, err := s.Db.NewIter(storage.DataSpan())
+	iter, err := s.DB.NewIter(storage.DataSpan())
 	if err != nil {
 		return err
 	}
@@ -336,7 +337,7 @@ func (s *Store) RecoverBackups() error {
 	}
 	for _, id := range orphans {
 		lo, hi := storage.TableSpan(id)
-		if err := s.Db.DeleteRange(lo, hi); err != nil {
+		if err := s.DB.DeleteRange(lo, hi); err != nil {
 			return fmt.Errorf("ddblocal: discard interrupted restore: %w", err)
 		}
 	}

@@ -108,6 +108,7 @@ func streamLabel(now interface{ Format(string) string }) string {
 	return now.Format("2006-01-02T15:04:05.000")
 }
 
+// DescribeTable answers the DescribeTable operation.
 func (s *Store) DescribeTable(ctx context.Context, body []byte) (any, error) {
 	t, err := s.LookupTable(body)
 	if err != nil {
@@ -116,6 +117,7 @@ func (s *Store) DescribeTable(ctx context.Context, body []byte) (any, error) {
 	return map[string]any{"Table": s.Describe(t, engine.DescOpts{})}, nil
 }
 
+// DeleteTable answers the DeleteTable operation.
 func (s *Store) DeleteTable(ctx context.Context, body []byte) (any, error) {
 	t, err := s.LookupTable(body)
 	if err != nil {
@@ -142,12 +144,12 @@ func (s *Store) DeleteTable(ctx context.Context, body []byte) (any, error) {
 	// Writers that looked the table up before may still be committing:
 	// those past this barrier are refused, those before it are covered by
 	// the DeleteRange below.
-	s.Db.Lock()
+	s.DB.Lock()
 	t.Dropped.Store(true)
-	s.Db.Unlock()
+	s.DB.Unlock()
 	desc := s.DescribeDef(t, d, engine.DescOpts{Status: "DELETING", Deleted: true})
 	lo, hi := storage.TableSpan(d.ID)
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	b.Delete(storage.TableKey(d.Name))
 	b.DeleteRange(lo, hi)
@@ -161,6 +163,7 @@ func (s *Store) DeleteTable(ctx context.Context, body []byte) (any, error) {
 	return map[string]any{"TableDescription": desc}, nil
 }
 
+// ListTables answers the ListTables operation.
 func (s *Store) ListTables(ctx context.Context, body []byte) (any, error) {
 	var in wire.ListTablesInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -14,6 +14,7 @@ const (
 	tableMaxCapacityUnits   = wire.MaxCapacityUnits
 )
 
+// DescribeLimits answers the DescribeLimits operation.
 func (s *Store) DescribeLimits(ctx context.Context, body []byte) (any, error) {
 	var in struct{}
 	if err := wire.Decode(body, &in); err != nil {

@@ -53,6 +53,7 @@ type listTagsOfResourceInput struct {
 	NextToken   *string `json:"NextToken"`
 }
 
+// TagResource answers the TagResource operation.
 func (s *Store) TagResource(ctx context.Context, body []byte) (any, error) {
 	var in tagResourceInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -98,6 +99,7 @@ func (s *Store) TagResource(ctx context.Context, body []byte) (any, error) {
 	return struct{}{}, nil
 }
 
+// UntagResource answers the UntagResource operation.
 func (s *Store) UntagResource(ctx context.Context, body []byte) (any, error) {
 	var in untagResourceInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -138,6 +140,7 @@ func (s *Store) UntagResource(ctx context.Context, body []byte) (any, error) {
 	return struct{}{}, nil
 }
 
+// ListTagsOfResource answers the ListTagsOfResource operation.
 func (s *Store) ListTagsOfResource(ctx context.Context, body []byte) (any, error) {
 	var in listTagsOfResourceInput
 	if err := wire.Decode(body, &in); err != nil {

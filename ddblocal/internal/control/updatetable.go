@@ -197,6 +197,7 @@ type tableUpdate struct {
 	dropped     *engine.IndexDef
 }
 
+// UpdateTable answers the UpdateTable operation.
 func (s *Store) UpdateTable(ctx context.Context, body []byte) (any, error) {
 	var in wire.UpdateTableInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -219,7 +220,7 @@ func (s *Store) UpdateTable(ctx context.Context, body []byte) (any, error) {
 	}
 	if u.dropped != nil {
 		lo, hi := storage.SpaceKey(u.d.ID, u.dropped.ID), storage.SpaceKey(u.d.ID, u.dropped.ID+1)
-		if err := s.Db.DeleteRange(lo, hi); err != nil {
+		if err := s.DB.DeleteRange(lo, hi); err != nil {
 			return nil, err
 		}
 		t.IdxItems[u.dropped.ID].Store(0)
@@ -752,7 +753,7 @@ func (u *tableUpdate) response(t *engine.Table) map[string]any {
 // counted twice.
 func (s *Store) Backfill(ctx context.Context, t *engine.Table, id uint16) error {
 	d := t.Def.Load()
-	keys, err := s.Db.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), nil)
+	keys, err := s.DB.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), nil)
 	if err != nil {
 		return err
 	}
@@ -773,7 +774,7 @@ func (s *Store) Backfill(ctx context.Context, t *engine.Table, id uint16) error 
 	}
 	// The entries were applied unsynced: make them durable and visible to
 	// readers before the index is reported complete.
-	if err := s.Db.Settle(); err != nil {
+	if err := s.DB.Settle(); err != nil {
 		return err
 	}
 	s.Mu.Lock()
@@ -837,8 +838,8 @@ func (s *Store) ResumeBackfills() error {
 // BackfillOne adds one item's entry to the index being built, unless a
 // writer that already knew the index has written it (and counted it).
 func (s *Store) BackfillOne(t *engine.Table, id uint16, key []byte) error {
-	s.Db.Locks.Acquire(string(key), false)
-	defer s.Db.Locks.Release(string(key))
+	s.DB.Locks.Acquire(string(key), false)
+	defer s.DB.Locks.Release(string(key))
 	d := t.Def.Load()
 	ix := d.IndexByID(id)
 	if ix == nil {
@@ -849,7 +850,7 @@ func (s *Store) BackfillOne(t *engine.Table, id uint16, key []byte) error {
 		return err
 	}
 	ek := d.EntryKey(ix, it)
-	_, err = s.Db.Get(ek)
+	_, err = s.DB.Get(ek)
 	if err == nil {
 		return nil
 	}
@@ -857,14 +858,14 @@ func (s *Store) BackfillOne(t *engine.Table, id uint16, key []byte) error {
 		return err
 	}
 	proj := d.Project(ix, it)
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	b.Set(ek, av.AppendItemBinary(nil, proj))
 	// The index (or its table) may have been deleted since d was read; an
 	// entry committed after their DeleteRange would stay for ever. No fsync
 	// per entry: the synced catalog write that ends the backfill covers
 	// them, and an interrupted backfill is redone at Open.
-	err = s.Db.ApplyUnsynced(b, func() error {
+	err = s.DB.ApplyUnsynced(b, func() error {
 		if t.Dropped.Load() || t.Def.Load().IndexByID(id) == nil {
 			return errIndexGone
 		}

@@ -389,11 +389,11 @@ func (s *Store) resolveBatchWrites(ops []*batchWrite) error {
 func (s *Store) applyBatchWrites(todo []*batchWrite) (map[string]*engine.Usage, error) {
 	sort.Slice(todo, func(i, j int) bool { return string(todo[i].skey) < string(todo[j].skey) })
 	for _, o := range todo {
-		s.Db.Locks.Acquire(string(o.skey), false)
+		s.DB.Locks.Acquire(string(o.skey), false)
 	}
 	defer func() {
 		for _, o := range todo {
-			s.Db.Locks.Release(string(o.skey))
+			s.DB.Locks.Release(string(o.skey))
 		}
 	}()
 	usages := map[string]*engine.Usage{}

@@ -17,8 +17,8 @@ import (
 func (s *Store) Mutate(t *engine.Table, key av.Item, decide func(d *engine.TableDef, old av.Item) (av.Item, error)) (d *engine.TableDef, old, new av.Item, err error) {
 	d = t.Def.Load()
 	skey := d.BaseKey(key)
-	s.Db.Locks.Acquire(string(skey), false)
-	defer s.Db.Locks.Release(string(skey))
+	s.DB.Locks.Acquire(string(skey), false)
+	defer s.DB.Locks.Release(string(skey))
 	d = t.Def.Load()
 	if old, err = s.Get(skey); err != nil {
 		return d, nil, nil, err
@@ -69,6 +69,7 @@ type itemOutput struct {
 	ItemCollection   map[string]any         `json:"ItemCollectionMetrics,omitempty"`
 }
 
+// GetItem answers the GetItem operation.
 func (s *Store) GetItem(ctx context.Context, body []byte) (any, error) {
 	var in wire.GetItemInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -202,11 +203,13 @@ func (s *Store) PutItem(ctx context.Context, body []byte) (any, error) {
 	return out, s.Envelope(err)
 }
 
+// DeleteItem answers the DeleteItem operation.
 func (s *Store) DeleteItem(ctx context.Context, body []byte) (any, error) {
 	out, err := s.deleteItemRequest(ctx, body)
 	return out, s.Envelope(err)
 }
 
+// UpdateItem answers the UpdateItem operation.
 func (s *Store) UpdateItem(ctx context.Context, body []byte) (any, error) {
 	out, err := s.updateItemRequest(ctx, body)
 	return out, s.Envelope(err)

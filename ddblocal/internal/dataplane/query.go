@@ -125,7 +125,7 @@ type ReadPlan struct {
 func (s *Store) Run(p *ReadPlan, returnCapacity string) (*PageOutput, error) {
 	// One view for the walk and for the items an LSI read fetches from
 	// the table: both come from the same moment.
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	iter, err := v.NewIter(p.Lo, p.Hi)
 	if err != nil {

@@ -77,7 +77,7 @@ type TableDef struct {
 // counters kept in memory.
 type Table struct {
 	Def atomic.Pointer[TableDef]
-	// dropped is set by DeleteTable under the commit lock: later commits
+	// Dropped is set by DeleteTable under the commit lock: later commits
 	// to the table are refused, so none lands after its data is deleted.
 	Dropped atomic.Bool
 	Items   atomic.Int64

@@ -255,10 +255,10 @@ func fromDisk(w *diskTable) TableDef {
 // loadFormat checks the catalog's format version at Open and records it
 // on a new or format-0 store (whose entries format 1 reads unchanged).
 func (s *Store) loadFormat() error {
-	v, err := s.Db.Get(storage.FormatVersionKey)
+	v, err := s.DB.Get(storage.FormatVersionKey)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		return s.Db.Set(storage.FormatVersionKey, binary.BigEndian.AppendUint32(nil, CatalogFormat))
+		return s.DB.Set(storage.FormatVersionKey, binary.BigEndian.AppendUint32(nil, CatalogFormat))
 	case err != nil:
 		return fmt.Errorf("ddblocal: read catalog format: %w", err)
 	case len(v) != 4:

@@ -6,7 +6,7 @@ import (
 
 // exportState is the store's export bookkeeping.
 type exportState struct {
-	// starting serialises a ClientToken's lookup with the start of the
+	// Starting serialises a ClientToken's lookup with the start of the
 	// export it names, so calls racing with one token start one export.
 	Starting sync.Mutex
 	Mu       sync.Mutex

@@ -18,16 +18,16 @@ import (
 type ExprArgs struct {
 	Names  map[string]string
 	Values map[string]*av.Wire
-	// present lists the expression members present, in DynamoDB's order.
+	// Present lists the expression members present, in DynamoDB's order.
 	Present []string
-	// legacy lists the non-expression members present, in DynamoDB's order.
+	// Legacy lists the non-expression members present, in DynamoDB's order.
 	Legacy []string
-	// older selects the wording of the older validation layer that Scan,
+	// Older selects the wording of the older validation layer that Scan,
 	// BatchWriteItem and the transactions still use: invalid values are
 	// wrapped ("ExpressionAttributeValues contains invalid value: ... for key
 	// :v") and a values map without expressions names the missing ones.
 	Older bool
-	// ifNone completes "ExpressionAttributeValues can only be specified when
+	// IfNone completes "ExpressionAttributeValues can only be specified when
 	// using expressions: " in the older layer, e.g. "ConditionExpression is
 	// null"; empty, the message ends there.
 	IfNone string

@@ -16,7 +16,7 @@ const (
 
 const (
 	errSchemaMismatch = "The provided key element does not match the schema"
-	// msgUpdateEmptyIndexKey starts the message for an update that empties
+	// MsgUpdateEmptyIndexKey starts the message for an update that empties
 	// an index key; a transaction reports it for the whole request.
 	MsgUpdateEmptyIndexKey = "One or more parameter values are not valid. The update expression attempted to update a secondary index key"
 )

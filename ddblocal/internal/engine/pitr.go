@@ -20,7 +20,7 @@ import (
 const (
 	DefaultRecoveryDays = 35
 	MaxRecoveryDays     = 35
-	// latestRestorableLag is how far LatestRestorableDateTime trails the
+	// LatestRestorableLag is how far LatestRestorableDateTime trails the
 	// current time ("typically 5 minutes" in DynamoDB).
 	LatestRestorableLag = 5 * time.Minute
 )

@@ -77,10 +77,10 @@ const DefaultCacheSize = storage.DefaultCacheSize
 // Store is an embedded DynamoDB-compatible database. It is safe for
 // concurrent use; serve it with Handler.
 type Store struct {
-	// db is the storage engine: its commit pipeline orders commits
+	// DB is the storage engine: its commit pipeline orders commits
 	// (stream sequence numbers follow it) and publishes them to readers
 	// once durable; its Locks are the item locks.
-	Db     *storage.DB
+	DB     *storage.DB
 	Opts   Options
 	Log    *slog.Logger
 	Now    func() time.Time
@@ -98,12 +98,12 @@ type Store struct {
 
 	Mu     sync.RWMutex // guards tables, deleting and nextID
 	Tables map[string]*Table
-	// deleting holds the names whose DeleteTable has not yet committed
+	// Deleting holds the names whose DeleteTable has not yet committed
 	// its catalog delete: CreateTable refuses them as DynamoDB refuses a
 	// DELETING table's name, or the delete would erase the new entry.
 	Deleting map[string]bool
 	NextID   uint32
-	// respBudget bounds the item bytes of answers in flight.
+	// RespBudget bounds the item bytes of answers in flight.
 	RespBudget respBudget
 }
 
@@ -142,7 +142,7 @@ func Open(opts Options, h Hooks) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ddblocal: %w", err)
 	}
-	s.Db = db
+	s.DB = db
 	steps := []func() error{s.loadFormat, s.load, s.loadTokens}
 	for _, r := range h.Recover {
 		steps = append(steps, func() error { return r(s) })
@@ -155,7 +155,7 @@ func Open(opts Options, h Hooks) (*Store, error) {
 		}
 	}
 	// A view holding the stream state just loaded.
-	if err := s.Db.Settle(); err != nil {
+	if err := s.DB.Settle(); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (s *Store) Close() error {
 			s.hooks.Closing(s)
 		}
 		s.stopServices()
-		s.closeErr = s.Db.Close()
+		s.closeErr = s.DB.Close()
 		if s.hooks.Closed != nil {
 			s.hooks.Closed(s)
 		}
@@ -181,7 +181,7 @@ func (s *Store) Close() error {
 
 // load reads the catalog and counts items.
 func (s *Store) load() error {
-	iter, err := s.Db.NewIter(storage.TableDefSpan())
+	iter, err := s.DB.NewIter(storage.TableDefSpan())
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (s *Store) load() error {
 		}
 		s.Tables[d.Name] = t
 	}
-	v, err := s.Db.Get(storage.NextIDKey)
+	v, err := s.DB.Get(storage.NextIDKey)
 	if err == nil {
 		s.NextID = binary.BigEndian.Uint32(v)
 	} else if !errors.Is(err, storage.ErrNotFound) {
@@ -210,7 +210,7 @@ func (s *Store) load() error {
 // count recomputes a table's item and byte counters from storage.
 func (s *Store) count(t *Table) error {
 	d := t.Def.Load()
-	iter, err := s.Db.NewIter(storage.TableSpan(d.ID))
+	iter, err := s.DB.NewIter(storage.TableSpan(d.ID))
 	if err != nil {
 		return err
 	}
@@ -247,12 +247,12 @@ func (s *Store) Table(name string) *Table {
 // holds nothing unsynced: the item's previous writer kept the lock until
 // its commit was durable) and for control-plane work; readers go through
 // a view.
-func (s *Store) Get(key []byte) (av.Item, error) { return GetFrom(s.Db, key) }
+func (s *Store) Get(key []byte) (av.Item, error) { return GetFrom(s.DB, key) }
 
 // Read reads one item by storage key from the durable view; nil when
 // absent.
 func (s *Store) Read(key []byte) (av.Item, error) {
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	return GetFrom(v, key)
 }
@@ -312,7 +312,7 @@ func (s *Store) Stage(b *storage.Batch, c *Change, deltas *[]CounterDelta) {
 			// the index existed has no entry yet: it must not be
 			// uncounted (the writer holds the item lock, as the backfill
 			// does, so the entry cannot appear meanwhile).
-			if ix.Backfilling && !s.Db.Has(oldKey) {
+			if ix.Backfilling && !s.DB.Has(oldKey) {
 				inOld = false
 			}
 		}
@@ -352,7 +352,7 @@ type CounterDelta struct {
 // the call returns once the WAL holding them is synced; concurrent writers
 // share fsyncs), with the extra keys (a transaction's request token).
 func (s *Store) Write(changes []*Change, extra ...Kv) error {
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	var deltas []CounterDelta
 	for _, c := range changes {
@@ -364,7 +364,7 @@ func (s *Store) Write(changes []*Change, extra ...Kv) error {
 		}
 	}
 	stageExtra()
-	err := s.Db.Commit(b, func() error {
+	err := s.DB.Commit(b, func() error {
 		for _, c := range changes {
 			if c.T.Dropped.Load() {
 				return wire.ErrResourceNotFound()
@@ -413,7 +413,7 @@ func (s *Store) Write(changes []*Change, extra ...Kv) error {
 // that every commit either precedes it (and is visible to whatever the
 // caller does next, e.g. a backfill listing the table) or sees it.
 func (s *Store) SetDef(t *Table, d *TableDef) {
-	s.Db.Lock()
+	s.DB.Lock()
 	t.Def.Store(d)
-	s.Db.Unlock()
+	s.DB.Unlock()
 }

@@ -136,7 +136,7 @@ func (s *Store) nextSeq() uint64 {
 // reserveSeq durably records that sequence numbers up to ceiling may be
 // in use. Callers hold s.commit (or run in Open).
 func (s *Store) reserveSeq(ceiling uint64) error {
-	if err := s.Db.Set(storage.SeqKey, binary.BigEndian.AppendUint64(nil, ceiling)); err != nil {
+	if err := s.DB.Set(storage.SeqKey, binary.BigEndian.AppendUint64(nil, ceiling)); err != nil {
 		return err
 	}
 	s.Streams.ceiling = ceiling
@@ -146,7 +146,7 @@ func (s *Store) reserveSeq(ceiling uint64) error {
 // DurableSeq is the last sequence number readers may see: the last one
 // in the durable view.
 func (s *Store) DurableSeq() uint64 {
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	return v.Mark()
 }
@@ -296,11 +296,11 @@ func (s *Store) StreamTransition(old, new *TableDef) error {
 	if !opening && !closing {
 		return nil
 	}
-	s.Db.Lock()
-	defer s.Db.Unlock()
+	s.DB.Lock()
+	defer s.DB.Unlock()
 	s.Streams.Mu.Lock()
 	defer s.Streams.Mu.Unlock()
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	if closing {
 		if m := s.findStream(old.ID, old.StreamLabel); m != nil && m.Open() {
@@ -384,7 +384,7 @@ func (s *Store) loadStreams() error {
 	// Numbers up to the stored ceiling may have been handed out before a
 	// crash (older stores kept the last number used there): resume above
 	// it.
-	v, err := s.Db.Get(storage.SeqKey)
+	v, err := s.DB.Get(storage.SeqKey)
 	switch {
 	case err == nil:
 		s.Streams.last.Store(binary.BigEndian.Uint64(v))
@@ -396,7 +396,7 @@ func (s *Store) loadStreams() error {
 	}
 	s.Streams.horizon = map[uint32]uint64{}
 	s.Streams.floor = map[uint32]int64{}
-	iter, err := s.Db.NewIter(storage.HorizonSpan())
+	iter, err := s.DB.NewIter(storage.HorizonSpan())
 	if err != nil {
 		return err
 	}
@@ -418,7 +418,7 @@ func (s *Store) loadStreams() error {
 			return err
 		}
 	}
-	iter, err = s.Db.NewIter(storage.StreamSpan())
+	iter, err = s.DB.NewIter(storage.StreamSpan())
 	if err != nil {
 		return err
 	}
@@ -482,7 +482,7 @@ func (s *Store) TrimStreams() error {
 	s.Streams.Metas = keep
 	s.Streams.Mu.Unlock()
 	if len(drop) > 0 {
-		b := s.Db.NewBatch()
+		b := s.DB.NewBatch()
 		for _, m := range drop {
 			b.Delete(storage.StreamKey(m.TableID, m.Label))
 		}
@@ -560,7 +560,7 @@ func (s *Store) trimTableFor(tableID uint32, keep time.Duration) error {
 	if !trimmed && !deleting {
 		return nil
 	}
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	s.Streams.Mu.Lock()
 	defer s.Streams.Mu.Unlock()
@@ -589,7 +589,7 @@ func (s *Store) firstNewer(tableID uint32, from, cutoff uint64) (first uint64, p
 	if from > 0 {
 		lo = storage.RecordKey(tableID, from)
 	}
-	iter, err := s.Db.NewIter(lo, hi)
+	iter, err := s.DB.NewIter(lo, hi)
 	if err != nil {
 		return 0, false, err
 	}
@@ -612,7 +612,7 @@ func (s *Store) firstNewer(tableID uint32, from, cutoff uint64) (first uint64, p
 // nothing proves when the last deleted one was written.
 func (s *Store) legacyFloor(tableID uint32) (int64, error) {
 	_, hi := storage.RecordSpan(tableID)
-	iter, err := s.Db.NewIter(storage.RecordKey(tableID, s.Streams.horizon[tableID]), hi)
+	iter, err := s.DB.NewIter(storage.RecordKey(tableID, s.Streams.horizon[tableID]), hi)
 	if err != nil {
 		return 0, err
 	}
@@ -653,7 +653,7 @@ func (s *Store) ReadRecords(m *StreamMeta, pos uint64, limit int) (recs []json.R
 	if !m.Open() {
 		hi = storage.RecordKey(m.TableID, m.End)
 	}
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	iter, err := v.NewIter(lo, hi)
 	if err != nil {

@@ -19,7 +19,7 @@ func (s *Store) PersistDef(d *TableDef) error {
 	if err != nil {
 		return err
 	}
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	b.Set(storage.TableKey(d.Name), raw)
 	b.Set(storage.NextIDKey, binary.BigEndian.AppendUint32(nil, s.NextID))

@@ -222,10 +222,10 @@ func isLiteral(b byte) bool {
 type TxToken struct {
 	Token string
 	Hash  [32]byte
-	// shape completes the response as the operation returns it, before it
+	// Shape completes the response as the operation returns it, before it
 	// is stored (ExecuteTransaction adds its empty Responses).
 	Shape func(out map[string]any)
-	// stored is set once the token was committed with the transaction.
+	// Stored is set once the token was committed with the transaction.
 	Stored bool
 }
 
@@ -337,7 +337,7 @@ func (s *Store) FinishToken(tk *TxToken, resp any) {
 	if len(expired) == 0 {
 		return
 	}
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	for _, k := range expired {
 		b.Delete(storage.TokenKey(k))
@@ -350,12 +350,12 @@ func (s *Store) FinishToken(tk *TxToken, resp any) {
 // loadTokens reads the durable tokens at Open, keeping those younger than
 // ten minutes and deleting the others.
 func (s *Store) loadTokens() error {
-	iter, err := s.Db.NewIter(storage.TokenSpan())
+	iter, err := s.DB.NewIter(storage.TokenSpan())
 	if err != nil {
 		return err
 	}
 	now := s.Now()
-	b := s.Db.NewBatch()
+	b := s.DB.NewBatch()
 	defer b.Close()
 	for iter.First(); iter.Valid(); iter.Next() {
 		k, v := iter.Key(), iter.Value()

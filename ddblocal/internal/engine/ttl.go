@@ -37,6 +37,7 @@ type updateTimeToLiveInput struct {
 	TimeToLiveSpecification *timeToLiveSpecification `json:"TimeToLiveSpecification"`
 }
 
+// UpdateTimeToLive answers the UpdateTimeToLive operation.
 func (s *Store) UpdateTimeToLive(ctx context.Context, body []byte) (any, error) {
 	var in updateTimeToLiveInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -87,6 +88,7 @@ func (s *Store) UpdateTimeToLive(ctx context.Context, body []byte) (any, error) 
 	return map[string]any{"TimeToLiveSpecification": map[string]any{"AttributeName": name, "Enabled": enable}}, nil
 }
 
+// DescribeTimeToLive answers the DescribeTimeToLive operation.
 func (s *Store) DescribeTimeToLive(ctx context.Context, body []byte) (any, error) {
 	t, err := s.lookupForDescribe(body)
 	if err != nil {
@@ -153,7 +155,7 @@ func (s *Store) sweepTable(ctx context.Context, t *Table) (int, error) {
 	// is passed over without being decoded (most items of a table carry no
 	// time to live; decoding them all was most of a sweep's cost).
 	name := []byte(d.TTLAttribute)
-	keys, err := s.Db.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), func(key, value []byte) (bool, error) {
+	keys, err := s.DB.Keys(ctx, storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1), func(key, value []byte) (bool, error) {
 		if !bytes.Contains(value, name) {
 			return false, nil
 		}
@@ -182,8 +184,8 @@ func (s *Store) sweepTable(ctx context.Context, t *Table) (int, error) {
 // expire deletes one item if, under its lock, it is still expired and the
 // table still has TTL enabled.
 func (s *Store) expire(t *Table, key []byte) (bool, error) {
-	s.Db.Locks.Acquire(string(key), false)
-	defer s.Db.Locks.Release(string(key))
+	s.DB.Locks.Acquire(string(key), false)
+	defer s.DB.Locks.Release(string(key))
 	d := t.Def.Load()
 	if !d.TTLEnabled || s.Table(d.Name) != t {
 		return false, nil

@@ -127,6 +127,7 @@ func parseStatement(src string, params []*av.Value) (*partiql.Statement, error) 
 	return st, nil
 }
 
+// ExecuteStatement answers the ExecuteStatement operation.
 func (s *Store) ExecuteStatement(ctx context.Context, body []byte) (any, error) {
 	var in executeStatementInput
 	if err := wire.Decode(body, &in); err != nil {

@@ -80,6 +80,7 @@ func (s *Store) reportAll(tu *tableUsages, mode string) []*wire.ConsumedCapacity
 	return caps
 }
 
+// BatchExecuteStatement answers the BatchExecuteStatement operation.
 func (s *Store) BatchExecuteStatement(ctx context.Context, body []byte) (any, error) {
 	var in batchExecuteStatementInput
 	if err := wire.Decode(body, &in); err != nil {
@@ -318,7 +319,7 @@ func (s *Store) transactionReads(stmts []*partiql.Statement, params [][]*av.Valu
 		seen[string(g.skey)] = true
 		gets[i] = g
 	}
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	usages := tableUsages{tx: true}
 	responses := make([]map[string]any, len(gets))

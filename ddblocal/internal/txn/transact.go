@@ -255,11 +255,11 @@ func (s *Store) RunTx(ops []*TxOp, returnCapacity string, token *engine.TxToken)
 	var held []string
 	defer func() {
 		for _, k := range held {
-			s.Db.Locks.Release(k)
+			s.DB.Locks.Release(k)
 		}
 	}()
 	for _, i := range order {
-		if s.InjectFor("TransactWriteItems", ops[i].T.Def.Load().Name, engine.FaultTransactionConflict) || !s.Db.Locks.Acquire(keys[i], true) {
+		if s.InjectFor("TransactWriteItems", ops[i].T.Def.Load().Name, engine.FaultTransactionConflict) || !s.DB.Locks.Acquire(keys[i], true) {
 			reasons := noneReasons(len(ops))
 			reasons[i] = wire.CancellationReason{Code: "TransactionConflict", Message: "Transaction is ongoing for the item"}
 			return nil, TxCanceled(reasons)
@@ -451,7 +451,7 @@ func (s *Store) TransactGetItems(ctx context.Context, body []byte) (any, error) 
 		reasons[invalidAt] = wire.CancellationReason{Code: "ValidationError", Message: invalid.Message}
 		return nil, TxCanceled(reasons)
 	}
-	v := s.Db.Acquire()
+	v := s.DB.Acquire()
 	defer v.Release()
 	responses := make([]map[string]any, len(gets))
 	usages := map[string]*engine.Usage{}

@@ -19,12 +19,12 @@ type APIError struct {
 	// extra members of the error body (CancellationReasons, Item)
 	Reasons []CancellationReason
 	Item    map[string]any
-	// cancels marks a validation failure that DynamoDB reports inside a
+	// Cancels marks a validation failure that DynamoDB reports inside a
 	// transaction as a ValidationError cancellation reason rather than as a
 	// ValidationException for the whole request (e.g. a key of the wrong
 	// type, found only once the table's schema is known).
 	Cancels bool `json:"-"`
-	// family is the error's kind for the validation envelope, set where
+	// Family is the error's kind for the validation envelope, set where
 	// it is raised (see requestError and Store.envelope).
 	Family errFamily `json:"-"`
 }
@@ -39,10 +39,10 @@ const (
 	// famUnclassified: not marked where raised; bare unless a request
 	// validation step marks it (requestError).
 	famUnclassified errFamily = iota
-	// famBare: data-plane, structural and limit errors, and the few
+	// FamBare: data-plane, structural and limit errors, and the few
 	// request checks DynamoDB reports outside the envelope.
 	FamBare
-	// famRequest: request validation (value syntax, expression parameters
+	// FamRequest: request validation (value syntax, expression parameters
 	// and syntax, ReturnValues), enveloped by the current layer.
 	FamRequest
 	// famEnveloped: member constraint violations, which carry their own
