@@ -168,9 +168,11 @@ func odOfDisk(t diskOnDemand) wire.OnDemandThroughput {
 	return wire.OnDemandThroughput{MaxReadRequestUnits: t.MaxRead, MaxWriteRequestUnits: t.MaxWrite}
 }
 func diskLog(l ThroughputLog) diskThroughputLog {
+	//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 	return diskThroughputLog{LastIncrease: l.LastIncrease, LastDecrease: l.LastDecrease, Decreases: l.Decreases}
 }
 func logOfDisk(l diskThroughputLog) ThroughputLog {
+	//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 	return ThroughputLog{LastIncrease: l.LastIncrease, LastDecrease: l.LastDecrease, Decreases: l.Decreases}
 }
 
@@ -187,8 +189,10 @@ func toDisk(d *TableDef) *diskTable {
 		TTLAttribute: d.TTLAttribute, TTLEnabled: d.TTLEnabled,
 		ThroughputLog: diskLog(d.ThroughputLog), Warm: diskWarm{Read: d.Warm.Read, Write: d.Warm.Write},
 		PayPerRequest: d.PayPerRequestAt, ClassUpdated: d.TableClassUpdated,
+		//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 		PITR: mapPtr(d.PITR, func(p PITRState) diskPITR { return diskPITR{Enabled: p.Enabled, Since: p.Since, Days: p.Days} }),
 		Restore: mapPtr(d.Restore, func(r RestoreSummary) diskRestore {
+			//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 			return diskRestore{SourceBackupArn: r.SourceBackupArn, SourceTableArn: r.SourceTableArn, RestoredAt: r.RestoredAt}
 		}),
 	}
@@ -226,8 +230,10 @@ func fromDisk(w *diskTable) TableDef {
 		TTLAttribute: w.TTLAttribute, TTLEnabled: w.TTLEnabled,
 		ThroughputLog: logOfDisk(w.ThroughputLog), Warm: WarmThroughput{Read: w.Warm.Read, Write: w.Warm.Write},
 		PayPerRequestAt: w.PayPerRequest, TableClassUpdated: w.ClassUpdated,
+		//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 		PITR: mapPtr(w.PITR, func(p diskPITR) PITRState { return PITRState{Enabled: p.Enabled, Since: p.Since, Days: p.Days} }),
 		Restore: mapPtr(w.Restore, func(r diskRestore) RestoreSummary {
+			//lint:ignore S1016 the disk and memory types may diverge; a conversion would bind them
 			return RestoreSummary{SourceBackupArn: r.SourceBackupArn, SourceTableArn: r.SourceTableArn, RestoredAt: r.RestoredAt}
 		}),
 	}
