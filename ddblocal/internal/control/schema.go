@@ -202,11 +202,10 @@ func (s *Store) capacityLimit(p *wire.ProvisionedThroughput, index string) error
 }
 
 // CheckCreateTable runs the second and third validation passes of
-// CreateTable and returns the new table's definition.
-//
-// It is one long function on purpose: its checks run in the order DynamoDB
-// reports violations, the first refusal is the wire contract, and the
-// sequence reads top to bottom in one place.
+// CreateTable and returns the new table's definition. The steps run in
+// the order DynamoDB reports violations: throughput, attribute
+// definitions, the table's keys, the indexes' keys, the indexes, then
+// streams, encryption and capacity limits.
 func (s *Store) CheckCreateTable(in *wire.CreateTableInput) (*engine.TableDef, error) {
 	billing := in.BillingMode
 	if billing == "" {
@@ -224,111 +223,16 @@ func (s *Store) CheckCreateTable(in *wire.CreateTableInput) (*engine.TableDef, e
 	}
 	defs := newAttrDefs(in.AttributeDefinitions)
 
-	// The table's key schema.
-	ks := in.KeySchema
-	if len(ks) > len(in.AttributeDefinitions) {
-		return nil, wire.Validation("Invalid KeySchema: Some index key attribute have no definition")
-	}
-	if err := defs.undefinedKeys(ks, in.AttributeDefinitions); err != nil {
+	hash, rng, err := checkTableKeys(in, defs)
+	if err != nil {
 		return nil, err
 	}
-	if err := keyShape(ks); err != nil {
+	if err := checkIndexKeys(in, defs, hash, rng); err != nil {
 		return nil, err
 	}
-	hash, rng := keyDefsOf(ks, defs)
-	lsis, gsis := in.LocalSecondaryIndexes, in.GlobalSecondaryIndexes
-	if lsis == nil && gsis == nil && len(ks) != len(in.AttributeDefinitions) {
-		return nil, InvalidParam("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")
-	}
-	if lsis != nil && len(lsis) == 0 {
-		return nil, InvalidParam("List of LocalSecondaryIndexes is empty")
-	}
-	if gsis != nil && len(gsis) == 0 {
-		return nil, InvalidParam("List of GlobalSecondaryIndexes is empty")
-	}
-	if len(lsis) > 0 && rng.Name == "" {
-		return nil, InvalidParam("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
-	}
-
-	// Index key schemas.
-	used := javaHashSet{}
-	used.add(hash.Name)
-	if rng.Name != "" {
-		used.add(rng.Name)
-	}
-	for _, ix := range lsis {
-		if err := defs.undefinedKeys(ix.KeySchema, in.AttributeDefinitions); err != nil {
-			return nil, err
-		}
-		if err := keyShape(ix.KeySchema); err != nil {
-			return nil, err
-		}
-		if len(ix.KeySchema) != 2 {
-			return nil, InvalidParam("Index KeySchema does not have a range key for index: %s", *ix.IndexName)
-		}
-		if h := ix.KeySchema[0].AttributeName; h != hash.Name {
-			return nil, InvalidParam("Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s",
-				*ix.IndexName, h, hash.Name)
-		}
-		for _, k := range ix.KeySchema {
-			used.add(k.AttributeName)
-		}
-	}
-	for _, ix := range gsis {
-		if err := defs.undefinedKeys(ix.KeySchema, in.AttributeDefinitions); err != nil {
-			return nil, err
-		}
-		if err := keyShape(ix.KeySchema); err != nil {
-			return nil, err
-		}
-		for _, k := range ix.KeySchema {
-			used.add(k.AttributeName)
-		}
-	}
-	if len(used.order) != len(defs.names) {
-		return nil, InvalidParam("Some AttributeDefinitions are not used. AttributeDefinitions: %s, keys used: %s",
-			wire.JavaList(defs.names), wire.JavaList(used.elements()))
-	}
-
-	// Projections, names, throughput and counts.
 	d := &engine.TableDef{Hash: hash, Range: rng, BillingMode: billing}
-	names := map[string]bool{}
-	nonKeys := 0
-	for _, spec := range lsis {
-		ix, err := buildIndex(spec, defs, true)
-		if err != nil {
-			return nil, err
-		}
-		if names[ix.Name] {
-			return nil, InvalidParam("Duplicate index name: %s", ix.Name)
-		}
-		names[ix.Name] = true
-		nonKeys += len(ix.NonKey)
-		d.AddIndex(ix)
-	}
-	if len(lsis) > wire.MaxLSIs {
-		return nil, InvalidParam("Number of LocalSecondaryIndexes exceeds per-table limit of %d", wire.MaxLSIs)
-	}
-	for _, spec := range gsis {
-		ix, err := buildIndex(spec, defs, false)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkIndexThroughput(billing, spec, ix.Name); err != nil {
-			return nil, err
-		}
-		if names[ix.Name] {
-			return nil, InvalidParam("Duplicate index name: %s", ix.Name)
-		}
-		names[ix.Name] = true
-		nonKeys += len(ix.NonKey)
-		d.AddIndex(ix)
-	}
-	if len(gsis) > wire.MaxGSIs {
-		return nil, InvalidParam("GlobalSecondaryIndex count exceeds the per-table limit of %d", wire.MaxGSIs)
-	}
-	if nonKeys > wire.MaxProjectedNonKeys {
-		return nil, InvalidParam("The number of projected attributes in all secondary indexes of the table exceeds the limit of %d", wire.MaxProjectedNonKeys)
+	if err := addCreateIndexes(in, defs, d); err != nil {
+		return nil, err
 	}
 	if err := checkCreateStream(in.StreamSpecification); err != nil {
 		return nil, err
@@ -339,7 +243,7 @@ func (s *Store) CheckCreateTable(in *wire.CreateTableInput) (*engine.TableDef, e
 	if err := s.capacityLimit(in.ProvisionedThroughput, ""); err != nil {
 		return nil, err
 	}
-	for _, ix := range gsis {
+	for _, ix := range in.GlobalSecondaryIndexes {
 		if err := s.capacityLimit(ix.ProvisionedThroughput, *ix.IndexName); err != nil {
 			return nil, err
 		}
@@ -348,6 +252,128 @@ func (s *Store) CheckCreateTable(in *wire.CreateTableInput) (*engine.TableDef, e
 	d.AttrDefs = slices.Clone(in.AttributeDefinitions)
 	sortAttrDefs(d.AttrDefs)
 	return d, nil
+}
+
+// checkTableKeys checks the table's key schema against the attribute
+// definitions and the index lists' presence, and returns its keys.
+func checkTableKeys(in *wire.CreateTableInput, defs attrDefs) (hash, rng engine.KeyDef, err error) {
+	ks := in.KeySchema
+	if len(ks) > len(in.AttributeDefinitions) {
+		return hash, rng, wire.Validation("Invalid KeySchema: Some index key attribute have no definition")
+	}
+	if err = defs.undefinedKeys(ks, in.AttributeDefinitions); err != nil {
+		return hash, rng, err
+	}
+	if err = keyShape(ks); err != nil {
+		return hash, rng, err
+	}
+	hash, rng = keyDefsOf(ks, defs)
+	lsis, gsis := in.LocalSecondaryIndexes, in.GlobalSecondaryIndexes
+	if lsis == nil && gsis == nil && len(ks) != len(in.AttributeDefinitions) {
+		return hash, rng, InvalidParam("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")
+	}
+	if lsis != nil && len(lsis) == 0 {
+		return hash, rng, InvalidParam("List of LocalSecondaryIndexes is empty")
+	}
+	if gsis != nil && len(gsis) == 0 {
+		return hash, rng, InvalidParam("List of GlobalSecondaryIndexes is empty")
+	}
+	if len(lsis) > 0 && rng.Name == "" {
+		return hash, rng, InvalidParam("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
+	}
+	return hash, rng, nil
+}
+
+// checkIndexKeys checks the indexes' key schemas and that every attribute
+// definition is some key's.
+func checkIndexKeys(in *wire.CreateTableInput, defs attrDefs, hash, rng engine.KeyDef) error {
+	lsis, gsis := in.LocalSecondaryIndexes, in.GlobalSecondaryIndexes
+	used := javaHashSet{}
+	used.add(hash.Name)
+	if rng.Name != "" {
+		used.add(rng.Name)
+	}
+	for _, ix := range lsis {
+		if err := defs.undefinedKeys(ix.KeySchema, in.AttributeDefinitions); err != nil {
+			return err
+		}
+		if err := keyShape(ix.KeySchema); err != nil {
+			return err
+		}
+		if len(ix.KeySchema) != 2 {
+			return InvalidParam("Index KeySchema does not have a range key for index: %s", *ix.IndexName)
+		}
+		if h := ix.KeySchema[0].AttributeName; h != hash.Name {
+			return InvalidParam("Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s",
+				*ix.IndexName, h, hash.Name)
+		}
+		for _, k := range ix.KeySchema {
+			used.add(k.AttributeName)
+		}
+	}
+	for _, ix := range gsis {
+		if err := defs.undefinedKeys(ix.KeySchema, in.AttributeDefinitions); err != nil {
+			return err
+		}
+		if err := keyShape(ix.KeySchema); err != nil {
+			return err
+		}
+		for _, k := range ix.KeySchema {
+			used.add(k.AttributeName)
+		}
+	}
+	if len(used.order) != len(defs.names) {
+		return InvalidParam("Some AttributeDefinitions are not used. AttributeDefinitions: %s, keys used: %s",
+			wire.JavaList(defs.names), wire.JavaList(used.elements()))
+	}
+
+	return nil
+}
+
+// addCreateIndexes builds the indexes into d, checking their projections,
+// names, throughput and counts.
+func addCreateIndexes(in *wire.CreateTableInput, defs attrDefs, d *engine.TableDef) error {
+	billing := d.BillingMode
+	lsis, gsis := in.LocalSecondaryIndexes, in.GlobalSecondaryIndexes
+	names := map[string]bool{}
+	nonKeys := 0
+	for _, spec := range lsis {
+		ix, err := buildIndex(spec, defs, true)
+		if err != nil {
+			return err
+		}
+		if names[ix.Name] {
+			return InvalidParam("Duplicate index name: %s", ix.Name)
+		}
+		names[ix.Name] = true
+		nonKeys += len(ix.NonKey)
+		d.AddIndex(ix)
+	}
+	if len(lsis) > wire.MaxLSIs {
+		return InvalidParam("Number of LocalSecondaryIndexes exceeds per-table limit of %d", wire.MaxLSIs)
+	}
+	for _, spec := range gsis {
+		ix, err := buildIndex(spec, defs, false)
+		if err != nil {
+			return err
+		}
+		if err := checkIndexThroughput(billing, spec, ix.Name); err != nil {
+			return err
+		}
+		if names[ix.Name] {
+			return InvalidParam("Duplicate index name: %s", ix.Name)
+		}
+		names[ix.Name] = true
+		nonKeys += len(ix.NonKey)
+		d.AddIndex(ix)
+	}
+	if len(gsis) > wire.MaxGSIs {
+		return InvalidParam("GlobalSecondaryIndex count exceeds the per-table limit of %d", wire.MaxGSIs)
+	}
+	if nonKeys > wire.MaxProjectedNonKeys {
+		return InvalidParam("The number of projected attributes in all secondary indexes of the table exceeds the limit of %d", wire.MaxProjectedNonKeys)
+	}
+	return nil
 }
 
 func sortAttrDefs(defs []wire.AttributeDefinition) {
