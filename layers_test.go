@@ -48,6 +48,25 @@ var dynamoClientAllowed = map[string]string{
 // Pebble (ADR 0001, 0030): its tests included, and nothing else in ddblocal.
 const storagePkg = "lastro/ddblocal/internal/storage"
 
+// storeLayers are the embedded store's API-family packages under
+// ddblocal/internal (ADR 0061), each with the families it may import:
+// wire ← engine ← control, dataplane; dataplane ← txn ← statement;
+// control ← backup; engine ← streams. The root imports them all; the
+// leaf packages (av, expr, partiql, storage) may import none.
+var storeLayers = map[string][]string{
+	"wire":      nil,
+	"engine":    {"wire"},
+	"control":   {"engine", "wire"},
+	"dataplane": {"engine", "wire"},
+	"txn":       {"dataplane", "engine", "wire"},
+	"statement": {"txn", "dataplane", "engine", "wire"},
+	"streams":   {"engine", "wire"},
+	"backup":    {"control", "engine", "wire"},
+}
+
+// storeInternal is the folder of the store's internal packages.
+const storeInternal = ddblocalPkg + "/internal/"
+
 // maintenanceScanAllowed are the maintenance-job packages that may call
 // kit.MaintenanceScan outside tests (a whole-table read).
 var maintenanceScanAllowed = map[string]string{
@@ -82,6 +101,12 @@ func TestLayers(t *testing.T) {
 		bad = append(bad, check(f)...)
 		if f.pkg == storagePkg && slices.ContainsFunc(f.imports, func(imp string) bool { return within(imp, pebblePkg) }) {
 			storageUsesPebble = true
+		}
+	}
+	// The family rule would pass vacuously if a family were renamed.
+	for name := range storeLayers {
+		if !slices.ContainsFunc(files, func(f file) bool { return f.pkg == storeInternal+name }) {
+			bad = append(bad, storeInternal+name+" has no files: update storeLayers")
 		}
 	}
 	// The rule would pass vacuously if the engine moved elsewhere.
@@ -132,6 +157,17 @@ func TestLayerRulesCatchViolations(t *testing.T) {
 		{"pebble in a package named like storage", file{pkg: "lastro/ddblocal/internal/storagex", rel: "ddblocal/internal/storagex/db.go", imports: []string{pebblePkg + "/v2"}}, true},
 		{"pebble in the storage package", file{pkg: storagePkg, rel: "ddblocal/internal/storage/db.go", imports: []string{pebblePkg + "/v2/vfs"}}, false},
 		{"pebble in the storage package's tests", file{pkg: storagePkg, rel: "ddblocal/internal/storage/db_test.go", test: true, imports: []string{pebblePkg + "/v2"}}, false},
+		{"engine importing a family above it", file{pkg: storeInternal + "engine", rel: "ddblocal/internal/engine/store.go", imports: []string{storeInternal + "control"}}, true},
+		{"the data plane importing the transactions", file{pkg: storeInternal + "dataplane", rel: "ddblocal/internal/dataplane/item.go", imports: []string{storeInternal + "txn"}}, true},
+		{"the control plane importing the data plane", file{pkg: storeInternal + "control", rel: "ddblocal/internal/control/control.go", imports: []string{storeInternal + "dataplane"}}, true},
+		{"wire importing the engine", file{pkg: storeInternal + "wire", rel: "ddblocal/internal/wire/errors.go", imports: []string{storeInternal + "engine"}}, true},
+		{"a family test importing a family above it", file{pkg: storeInternal + "txn", rel: "ddblocal/internal/txn/transact_test.go", test: true, imports: []string{storeInternal + "statement"}}, true},
+		{"storage importing the engine", file{pkg: storagePkg, rel: "ddblocal/internal/storage/db.go", imports: []string{storeInternal + "engine"}}, true},
+		{"a family importing the store's root", file{pkg: storeInternal + "backup", rel: "ddblocal/internal/backup/exports.go", imports: []string{ddblocalPkg}}, true},
+		{"the transactions importing the data plane", file{pkg: storeInternal + "txn", rel: "ddblocal/internal/txn/transact.go", imports: []string{storeInternal + "dataplane", storeInternal + "engine"}}, false},
+		{"backups importing the control plane", file{pkg: storeInternal + "backup", rel: "ddblocal/internal/backup/restore.go", imports: []string{storeInternal + "control"}}, false},
+		{"a family importing a leaf package", file{pkg: storeInternal + "statement", rel: "ddblocal/internal/statement/partiql.go", imports: []string{storeInternal + "partiql", storeInternal + "av"}}, false},
+		{"the root importing every family", file{pkg: ddblocalPkg, rel: "ddblocal/store.go", imports: []string{storeInternal + "statement", storeInternal + "backup", storeInternal + "streams"}}, false},
 		{"client Scan in a domain package", parsed(t, "lastro/debtor", "debtor/scan.go", `package debtor
 import ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 func f(c *ddb.Client) { c.Scan(nil, &ddb.ScanInput{}) }`), true},
@@ -192,6 +228,9 @@ func check(f file) []string {
 		if within(imp, eventsPkg) && !under(streamPkg) {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only %s publishes to EventBridge", f.rel, imp, streamPkg))
 		}
+		if v := storeLayerViolation(f.pkg, imp); v != "" {
+			bad = append(bad, fmt.Sprintf("%s imports %s: %s", f.rel, imp, v))
+		}
 		if within(imp, pebblePkg) && f.pkg != storagePkg {
 			bad = append(bad, fmt.Sprintf("%s imports %s: only %s may", f.rel, imp, storagePkg))
 		}
@@ -200,6 +239,32 @@ func check(f file) []string {
 		bad = append(bad, checkScans(f)...)
 	}
 	return bad
+}
+
+// storeLayerViolation says why a package under ddblocal/internal may not
+// import imp, or "" when it may: the families import one way
+// (storeLayers), the leaves import no family, and nothing internal
+// imports the store's root.
+func storeLayerViolation(pkg, imp string) string {
+	from, ok := strings.CutPrefix(pkg, storeInternal)
+	if !ok {
+		return ""
+	}
+	if imp == ddblocalPkg {
+		return "the store's internal packages are below its root"
+	}
+	to, ok := strings.CutPrefix(imp, storeInternal)
+	if _, family := storeLayers[to]; !ok || !family || to == from {
+		return ""
+	}
+	allowed, family := storeLayers[from]
+	if !family {
+		return "a leaf package imports no API family (ADR 0061)"
+	}
+	if !slices.Contains(allowed, to) {
+		return "the store's API families import one way (ADR 0061)"
+	}
+	return ""
 }
 
 // checkScans finds whole-table reads: a Scan on the DynamoDB client (any

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/control"
+	"lastro/ddblocal/internal/engine"
+	"lastro/ddblocal/internal/wire"
 )
 
 // A crash while UpdateTable backfills a new index leaves it marked as
@@ -22,19 +25,19 @@ func TestBackfillResumesAfterRestart(t *testing.T) {
 	}
 	// The state a crash in the middle of the backfill leaves: the new
 	// index persisted as backfilling, with only some of its entries.
-	tb := s.table("race")
-	nd := cloneDef(tb.def.Load())
-	ix := &indexDef{Name: "byG", Hash: keyDef{Name: "g", Type: av.S}, ProjectionType: "ALL", Backfilling: true}
-	nd.addIndex(ix)
-	nd.AttrDefs = append(nd.AttrDefs, attributeDefinition{"g", "S"})
-	s.mu.Lock()
-	err := s.persistDef(nd)
-	s.mu.Unlock()
+	tb := s.eng.Table("race")
+	nd := control.CloneDef(tb.Def.Load())
+	ix := &engine.IndexDef{Name: "byG", Hash: engine.KeyDef{Name: "g", Type: av.S}, ProjectionType: "ALL", Backfilling: true}
+	nd.AddIndex(ix)
+	nd.AttrDefs = append(nd.AttrDefs, wire.AttributeDefinition{AttributeName: "g", AttributeType: "S"})
+	s.eng.Mu.Lock()
+	err := s.eng.PersistDef(nd)
+	s.eng.Mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb.def.Store(nd)
-	if err := s.backfillOne(tb, ix.ID, nd.baseKey(sItem("pk", "a"))); err != nil {
+	tb.Def.Store(nd)
+	if err := s.ctl.BackfillOne(tb, ix.ID, nd.BaseKey(sItem("pk", "a"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -53,14 +56,14 @@ func TestBackfillResumesAfterRestart(t *testing.T) {
 	if n := out["Count"].(float64); n != 3 {
 		t.Fatalf("index query found %v items, want 3", n)
 	}
-	tb = s.table("race")
-	if n := tb.idxItems[tb.def.Load().index("byG").ID].Load(); n != 3 {
+	tb = s.eng.Table("race")
+	if n := tb.IdxItems[tb.Def.Load().Index("byG").ID].Load(); n != 3 {
 		t.Fatalf("index item counter %d, want 3", n)
 	}
 }
 
 func errMessage(err error) string {
-	var ae *apiError
+	var ae *wire.APIError
 	if errors.As(err, &ae) {
 		return ae.Message
 	}
@@ -76,15 +79,15 @@ func TestBackfillAfterDeleteTable(t *testing.T) {
 	s := openInternal(t, dir)
 	mustCall(t, s, "CreateTable", raceTablePlain)
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"a"},"g":{"S":"x"}}}`)
-	old := s.table("race")
-	nd := cloneDef(old.def.Load())
-	ix := &indexDef{Name: "byG", Hash: keyDef{Name: "g", Type: av.S}, ProjectionType: "ALL", Backfilling: true}
-	nd.addIndex(ix)
-	old.def.Store(nd)
+	old := s.eng.Table("race")
+	nd := control.CloneDef(old.Def.Load())
+	ix := &engine.IndexDef{Name: "byG", Hash: engine.KeyDef{Name: "g", Type: av.S}, ProjectionType: "ALL", Backfilling: true}
+	nd.AddIndex(ix)
+	old.Def.Store(nd)
 	mustCall(t, s, "DeleteTable", `{"TableName":"race"}`)
 	mustCall(t, s, "CreateTable", raceTablePlain)
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"b"}}}`)
-	if err := s.backfill(context.Background(), old, ix.ID); err != nil {
+	if err := s.ctl.Backfill(context.Background(), old, ix.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -10,34 +10,36 @@ import (
 	"time"
 
 	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/engine"
 	"lastro/ddblocal/internal/storage"
+	"lastro/ddblocal/internal/wire"
 )
 
 // fullDef is a definition with every persisted field set.
-func fullDef() *tableDef {
+func fullDef() *engine.TableDef {
 	at := time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)
 	n := func(v int64) *int64 { return &v }
 	yes := true
-	return &tableDef{
-		Name: "t", ID: 7, Hash: keyDef{Name: "pk", Type: av.S}, Range: keyDef{Name: "sk", Type: av.N},
-		AttrDefs: []attributeDefinition{{AttributeName: "pk", AttributeType: "S"}, {AttributeName: "sk", AttributeType: "N"}},
-		Indexes: []*indexDef{{
-			Name: "g", ID: 1, Hash: keyDef{Name: "gk", Type: av.B}, ProjectionType: "INCLUDE", NonKey: []string{"a"},
-			Throughput: &provisionedThroughput{ReadCapacityUnits: n(3), WriteCapacityUnits: n(4)},
-			OnDemand:   &onDemandThroughput{MaxReadRequestUnits: n(5)}, Backfilling: true,
-			ThroughputLog: throughputLog{LastIncrease: at, Decreases: 2}, Warm: warmThroughput{Read: 9, Write: 10},
-		}, {Name: "l", ID: 2, Local: true, Hash: keyDef{Name: "pk", Type: av.S}, Range: keyDef{Name: "x", Type: av.S}, ProjectionType: "ALL"}},
+	return &engine.TableDef{
+		Name: "t", ID: 7, Hash: engine.KeyDef{Name: "pk", Type: av.S}, Range: engine.KeyDef{Name: "sk", Type: av.N},
+		AttrDefs: []wire.AttributeDefinition{{AttributeName: "pk", AttributeType: "S"}, {AttributeName: "sk", AttributeType: "N"}},
+		Indexes: []*engine.IndexDef{{
+			Name: "g", ID: 1, Hash: engine.KeyDef{Name: "gk", Type: av.B}, ProjectionType: "INCLUDE", NonKey: []string{"a"},
+			Throughput: &wire.ProvisionedThroughput{ReadCapacityUnits: n(3), WriteCapacityUnits: n(4)},
+			OnDemand:   &wire.OnDemandThroughput{MaxReadRequestUnits: n(5)}, Backfilling: true,
+			ThroughputLog: engine.ThroughputLog{LastIncrease: at, Decreases: 2}, Warm: engine.WarmThroughput{Read: 9, Write: 10},
+		}, {Name: "l", ID: 2, Local: true, Hash: engine.KeyDef{Name: "pk", Type: av.S}, Range: engine.KeyDef{Name: "x", Type: av.S}, ProjectionType: "ALL"}},
 		NextIndexID: 3, Created: at, BillingMode: "PROVISIONED",
-		Throughput: provisionedThroughput{ReadCapacityUnits: n(1), WriteCapacityUnits: n(2)},
-		OnDemand:   &onDemandThroughput{MaxWriteRequestUnits: n(6)}, TableClass: "STANDARD_INFREQUENT_ACCESS",
-		Protected: true, SSE: &sseSpecification{Enabled: &yes, SSEType: "KMS", KMSMasterKeyId: "k"},
-		Tags: []tag{{Key: "a", Value: "b"}}, TableID: "id-1",
+		Throughput: wire.ProvisionedThroughput{ReadCapacityUnits: n(1), WriteCapacityUnits: n(2)},
+		OnDemand:   &wire.OnDemandThroughput{MaxWriteRequestUnits: n(6)}, TableClass: "STANDARD_INFREQUENT_ACCESS",
+		Protected: true, SSE: &wire.SSESpecification{Enabled: &yes, SSEType: "KMS", KMSMasterKeyId: "k"},
+		Tags: []wire.Tag{{Key: "a", Value: "b"}}, TableID: "id-1",
 		StreamEnabled: true, StreamViewType: "NEW_IMAGE", StreamLabel: "2025-03-04T05:06:07.000",
 		TTLAttribute: "exp", TTLEnabled: true,
-		ThroughputLog: throughputLog{LastDecrease: at, Decreases: 1}, Warm: warmThroughput{Read: 11, Write: 12},
+		ThroughputLog: engine.ThroughputLog{LastDecrease: at, Decreases: 1}, Warm: engine.WarmThroughput{Read: 11, Write: 12},
 		PayPerRequestAt: at, TableClassUpdated: at,
-		PITR:    &pitrState{Enabled: true, Since: at, Days: 35},
-		Restore: &restoreSummary{SourceBackupArn: "arn:b", SourceTableArn: "arn:t", RestoredAt: at},
+		PITR:    &engine.PITRState{Enabled: true, Since: at, Days: 35},
+		Restore: &engine.RestoreSummary{SourceBackupArn: "arn:b", SourceTableArn: "arn:t", RestoredAt: at},
 	}
 }
 
@@ -47,7 +49,7 @@ const format0 = `{"name":"t","id":7,"hash":{"name":"pk","type":1},"range":{"name
 
 func TestCatalogFormatReadsAndWritesFormat0(t *testing.T) {
 	t.Parallel()
-	var got tableDef
+	var got engine.TableDef
 	if err := json.Unmarshal([]byte(format0), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -72,18 +74,18 @@ func TestCatalogFormatAtOpen(t *testing.T) {
 	}{
 		{"format 0 is migrated", nil, false},
 		{"format 1", binary.BigEndian.AppendUint32(nil, 1), false},
-		{"a newer format is refused", binary.BigEndian.AppendUint32(nil, catalogFormat+1), true},
+		{"a newer format is refused", binary.BigEndian.AppendUint32(nil, engine.CatalogFormat+1), true},
 		{"a malformed version is refused", []byte{1}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			s, err := Open(Options{Dir: dir, TTLSweepInterval: -1})
+			s, err := Open(engine.Options{Dir: dir, TTLSweepInterval: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.createTable(context.Background(), []byte(`{"TableName":"tbl","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}`)); err != nil {
+			if _, err := s.ctl.CreateTable(context.Background(), []byte(`{"TableName":"tbl","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"BillingMode":"PAY_PER_REQUEST"}`)); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Close(); err != nil {
@@ -103,10 +105,10 @@ func TestCatalogFormatAtOpen(t *testing.T) {
 			if err := errors.Join(err, db.Close()); err != nil {
 				t.Fatal(err)
 			}
-			s, err = Open(Options{Dir: dir, TTLSweepInterval: -1})
+			s, err = Open(engine.Options{Dir: dir, TTLSweepInterval: -1})
 			if tt.wantErr {
-				if !errors.Is(err, errFormat) {
-					t.Fatalf("Open = %v, want %v", err, errFormat)
+				if !errors.Is(err, engine.ErrFormat) {
+					t.Fatalf("Open = %v, want %v", err, engine.ErrFormat)
 				}
 				return
 			}
@@ -114,12 +116,12 @@ func TestCatalogFormatAtOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if s.table("tbl") == nil {
+			if s.eng.Table("tbl") == nil {
 				t.Error("table tbl lost")
 			}
-			v, err := s.db.Get(storage.FormatVersionKey)
-			if err != nil || binary.BigEndian.Uint32(v) != catalogFormat {
-				t.Errorf("format version = %x, %v; want %d", v, err, catalogFormat)
+			v, err := s.eng.DB.Get(storage.FormatVersionKey)
+			if err != nil || binary.BigEndian.Uint32(v) != engine.CatalogFormat {
+				t.Errorf("format version = %x, %v; want %d", v, err, engine.CatalogFormat)
 			}
 		})
 	}

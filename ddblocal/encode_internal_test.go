@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/dataplane"
+	"lastro/ddblocal/internal/engine"
+	"lastro/ddblocal/internal/wire"
 )
 
 // TestAppendedJSONMatchesEncodingJSON: the answers and stream records
@@ -22,7 +25,7 @@ func TestAppendedJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	key := av.Item{"PK": av.Str("T#t-1#DEBTOR#d-1")}
 	units := 2.5
-	cc := &consumedCapacity{TableName: "lastro", CapacityUnits: 2.5, ReadCapacityUnits: &units}
+	cc := &wire.ConsumedCapacity{TableName: "lastro", CapacityUnits: 2.5, ReadCapacityUnits: &units}
 	same := func(t *testing.T, got []byte, want any) {
 		t.Helper()
 		ref, err := json.Marshal(want)
@@ -41,20 +44,20 @@ func TestAppendedJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	type plainPage struct {
-		Items            []av.Item         `json:"Items"`
-		Count            int               `json:"Count"`
-		ScannedCount     int               `json:"ScannedCount"`
-		LastEvaluatedKey av.Item           `json:"LastEvaluatedKey,omitempty"`
-		ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+		Items            []av.Item              `json:"Items"`
+		Count            int                    `json:"Count"`
+		ScannedCount     int                    `json:"ScannedCount"`
+		LastEvaluatedKey av.Item                `json:"LastEvaluatedKey,omitempty"`
+		ConsumedCapacity *wire.ConsumedCapacity `json:"ConsumedCapacity,omitempty"`
 	}
 	type countPage struct {
-		Count            int               `json:"Count"`
-		ScannedCount     int               `json:"ScannedCount"`
-		LastEvaluatedKey av.Item           `json:"LastEvaluatedKey,omitempty"`
-		ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+		Count            int                    `json:"Count"`
+		ScannedCount     int                    `json:"ScannedCount"`
+		LastEvaluatedKey av.Item                `json:"LastEvaluatedKey,omitempty"`
+		ConsumedCapacity *wire.ConsumedCapacity `json:"ConsumedCapacity,omitempty"`
 	}
 	t.Run("pages", func(t *testing.T) {
-		for _, p := range []pageOutput{
+		for _, p := range []dataplane.PageOutput{
 			{Items: []av.Item{item, key}, Count: 2, ScannedCount: 3, LastEvaluatedKey: key, ConsumedCapacity: cc},
 			{Items: []av.Item{}, Count: 0, ScannedCount: 5},
 			{Items: []av.Item{item}, Count: 1, ScannedCount: 1, ConsumedCapacity: cc},
@@ -65,7 +68,7 @@ func TestAppendedJSONMatchesEncodingJSON(t *testing.T) {
 			}
 			same(t, got, plainPage(p))
 		}
-		count := pageOutput{Count: 7, ScannedCount: 9, LastEvaluatedKey: key}
+		count := dataplane.PageOutput{Count: 7, ScannedCount: 9, LastEvaluatedKey: key}
 		got, err := encodeResponse(&count)
 		if err != nil {
 			t.Fatal(err)
@@ -74,11 +77,11 @@ func TestAppendedJSONMatchesEncodingJSON(t *testing.T) {
 	})
 	t.Run("items", func(t *testing.T) {
 		type plainGet struct {
-			Item             *av.Item          `json:"Item,omitempty"`
-			ConsumedCapacity *consumedCapacity `json:"ConsumedCapacity,omitempty"`
+			Item             *av.Item               `json:"Item,omitempty"`
+			ConsumedCapacity *wire.ConsumedCapacity `json:"ConsumedCapacity,omitempty"`
 		}
 		empty := av.Item{}
-		for _, g := range []getItemOutput{{Item: &item, ConsumedCapacity: cc}, {Item: &empty}, {ConsumedCapacity: cc}, {}} {
+		for _, g := range []dataplane.GetItemOutput{{Item: &item, ConsumedCapacity: cc}, {Item: &empty}, {ConsumedCapacity: cc}, {}} {
 			got, err := encodeResponse(&g)
 			if err != nil {
 				t.Fatal(err)
@@ -87,15 +90,15 @@ func TestAppendedJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	})
 	t.Run("stream records", func(t *testing.T) {
-		for _, r := range []streamRecord{
+		for _, r := range []engine.StreamRecord{
 			{EventID: "e1", EventName: "MODIFY", EventVersion: "1.1", EventSource: "aws:dynamodb", AwsRegion: "us-east-1",
-				Dynamodb: streamData{ApproximateCreationDateTime: 1790000000, Keys: key, NewImage: item, OldImage: key,
+				Dynamodb: engine.StreamData{ApproximateCreationDateTime: 1790000000, Keys: key, NewImage: item, OldImage: key,
 					SequenceNumber: "000000000000000000042", SizeBytes: 321, StreamViewType: "NEW_AND_OLD_IMAGES"}},
 			{EventID: "e2", EventName: "REMOVE", EventVersion: "1.1", EventSource: "aws:dynamodb", AwsRegion: "sa-east-1",
-				Dynamodb:     streamData{ApproximateCreationDateTime: 1, Keys: key, SequenceNumber: "1", SizeBytes: 10, StreamViewType: "KEYS_ONLY"},
-				UserIdentity: &streamIdentity{PrincipalID: "dynamodb.amazonaws.com", Type: "Service"}},
+				Dynamodb:     engine.StreamData{ApproximateCreationDateTime: 1, Keys: key, SequenceNumber: "1", SizeBytes: 10, StreamViewType: "KEYS_ONLY"},
+				UserIdentity: &engine.StreamIdentity{PrincipalID: "dynamodb.amazonaws.com", Type: "Service"}},
 		} {
-			same(t, r.appendJSON(nil), &r)
+			same(t, r.AppendJSON(nil), &r)
 		}
 	})
 }

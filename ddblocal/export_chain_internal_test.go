@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand/v2"
+	rand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"lastro/ddblocal/internal/backup"
+	"lastro/ddblocal/internal/engine"
 	"lastro/ddblocal/internal/storage"
 )
 
@@ -93,9 +95,9 @@ func waitExport(t *testing.T, s *Store, arn string) map[string]any {
 	for time.Now().Before(deadline) {
 		d := mustCall(t, s, "DescribeExport", `{"ExportArn":"`+arn+`"}`)["ExportDescription"].(map[string]any)
 		switch d["ExportStatus"] {
-		case exportCompleted:
+		case backup.ExportCompleted:
 			return d
-		case exportFailed:
+		case backup.ExportFailed:
 			t.Fatalf("export %s failed: %v", arn, d["FailureMessage"])
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -109,7 +111,7 @@ func waitExport(t *testing.T, s *Store, arn string) map[string]any {
 func historyAt(t *testing.T, s *Store, tableID uint32, at int64) map[string]string {
 	t.Helper()
 	lo, hi := storage.RecordSpan(tableID)
-	iter, err := s.db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func diffTables(got, want map[string]string) []string {
 func TestExportChainWithConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	clk := fastClock{base: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC), start: time.Now()}
-	s, err := Open(Options{Dir: t.TempDir(), ExportDir: t.TempDir(), Now: clk.Now, TTLSweepInterval: -1})
+	s, err := Open(engine.Options{Dir: t.TempDir(), ExportDir: t.TempDir(), Now: clk.Now, TTLSweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +188,8 @@ func TestExportChainWithConcurrentWriters(t *testing.T) {
 		"KeySchema":[{"AttributeName":"PK","KeyType":"HASH"}],
 		"StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}`)
 	mustCall(t, s, "UpdateContinuousBackups", `{"TableName":"chain","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true}}`)
-	tarn := s.tableARN("chain")
-	tableID := s.table("chain").def.Load().ID
+	tarn := s.eng.TableARN("chain")
+	tableID := s.eng.Table("chain").Def.Load().ID
 
 	var stop atomic.Bool
 	var wg sync.WaitGroup

@@ -3,6 +3,9 @@ package ddblocal
 import (
 	"testing"
 	"time"
+
+	"lastro/ddblocal/internal/backup"
+	"lastro/ddblocal/internal/engine"
 )
 
 // TestInterruptedExportIsFailedAfterOpen: an export still IN_PROGRESS when
@@ -11,28 +14,28 @@ import (
 func TestInterruptedExportIsFailedAfterOpen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s, err := Open(Options{Dir: dir, TTLSweepInterval: -1})
+	s, err := Open(engine.Options{Dir: dir, TTLSweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &exportDesc{ARN: "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01790000000000-0000abcd", ID: "01790000000000-0000abcd",
-		Status: exportInProgress, Table: "t", Bucket: "bkt", Format: "DYNAMODB_JSON", Type: "FULL_EXPORT", Start: time.Now().UTC()}
-	if err := s.saveExport(e); err != nil {
+	e := &backup.ExportDesc{ARN: "arn:aws:dynamodb:us-east-1:123456789012:table/t/export/01790000000000-0000abcd", ID: "01790000000000-0000abcd",
+		Status: backup.ExportInProgress, Table: "t", Bucket: "bkt", Format: "DYNAMODB_JSON", Type: "FULL_EXPORT", Start: time.Now().UTC()}
+	if err := s.bk.SaveExport(e); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(Options{Dir: dir, TTLSweepInterval: -1})
+	s, err = Open(engine.Options{Dir: dir, TTLSweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	all, err := s.loadExports()
+	all, err := s.bk.LoadExports()
 	if err != nil || len(all) != 1 {
 		t.Fatalf("exports after reopen: %v, %v", all, err)
 	}
-	if got := all[0]; got.Status != exportFailed || got.FailureCode != "ExportInterrupted" || got.End.IsZero() {
+	if got := all[0]; got.Status != backup.ExportFailed || got.FailureCode != "ExportInterrupted" || got.End.IsZero() {
 		t.Errorf("interrupted export after Open = %s %s (end %v), want FAILED ExportInterrupted", got.Status, got.FailureCode, got.End)
 	}
 }

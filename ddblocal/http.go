@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"lastro/ddblocal/internal/engine"
 	"lastro/ddblocal/internal/storage"
+	"lastro/ddblocal/internal/wire"
 )
 
 const (
@@ -21,47 +23,43 @@ const (
 	maxBodyBytes   = 16 << 20
 )
 
-// handlerFunc serves one operation: it decodes body and returns the
-// response value (marshalled as JSON) or an error.
-type handlerFunc func(ctx context.Context, body []byte) (any, error)
-
-func (s *Store) operations() map[string]handlerFunc {
-	return map[string]handlerFunc{
-		"CreateTable":               s.createTable,
-		"DescribeTable":             s.describeTable,
-		"ListTables":                s.listTables,
-		"DeleteTable":               s.deleteTable,
-		"UpdateTable":               s.updateTable,
-		"GetItem":                   s.getItem,
-		"PutItem":                   s.putItem,
-		"UpdateItem":                s.updateItem,
-		"DeleteItem":                s.deleteItem,
-		"Query":                     s.query,
-		"Scan":                      s.scan,
-		"BatchGetItem":              s.batchGetItem,
-		"BatchWriteItem":            s.batchWriteItem,
-		"TransactWriteItems":        s.transactWriteItems,
-		"TransactGetItems":          s.transactGetItems,
-		"ExecuteStatement":          s.executeStatement,
-		"BatchExecuteStatement":     s.batchExecuteStatement,
-		"ExecuteTransaction":        s.executeTransaction,
+func (s *Store) operations() map[string]wire.HandlerFunc {
+	return map[string]wire.HandlerFunc{
+		"CreateTable":               s.ctl.CreateTable,
+		"DescribeTable":             s.ctl.DescribeTable,
+		"ListTables":                s.ctl.ListTables,
+		"DeleteTable":               s.ctl.DeleteTable,
+		"UpdateTable":               s.ctl.UpdateTable,
+		"GetItem":                   s.data.GetItem,
+		"PutItem":                   s.data.PutItem,
+		"UpdateItem":                s.data.UpdateItem,
+		"DeleteItem":                s.data.DeleteItem,
+		"Query":                     s.data.Query,
+		"Scan":                      s.data.Scan,
+		"BatchGetItem":              s.data.BatchGetItem,
+		"BatchWriteItem":            s.data.BatchWriteItem,
+		"TransactWriteItems":        s.tx.TransactWriteItems,
+		"TransactGetItems":          s.tx.TransactGetItems,
+		"ExecuteStatement":          s.pq.ExecuteStatement,
+		"BatchExecuteStatement":     s.pq.BatchExecuteStatement,
+		"ExecuteTransaction":        s.pq.ExecuteTransaction,
 		"DescribeEndpoints":         s.describeEndpoints,
-		"UpdateTimeToLive":          s.updateTimeToLive,
-		"DescribeTimeToLive":        s.describeTimeToLive,
-		"TagResource":               s.tagResource,
-		"UntagResource":             s.untagResource,
-		"ListTagsOfResource":        s.listTagsOfResource,
-		"DescribeLimits":            s.describeLimits,
-		"DescribeContinuousBackups": s.describeContinuousBackups,
-		"UpdateContinuousBackups":   s.updateContinuousBackups,
-		"ListBackups":               s.listBackups,
-		"CreateBackup":              s.createBackup,
-		"DescribeBackup":            s.describeBackup,
-		"DeleteBackup":              s.deleteBackup,
-		"RestoreTableFromBackup":    s.restoreTableFromBackup,
-		"ExportTableToPointInTime":  s.exportTableToPointInTime,
-		"DescribeExport":            s.describeExport,
-		"ListExports":               s.listExports,
+		"UpdateTimeToLive":          s.eng.UpdateTimeToLive,
+		"DescribeTimeToLive":        s.eng.DescribeTimeToLive,
+		"TagResource":               s.ctl.TagResource,
+		"UntagResource":             s.ctl.UntagResource,
+		"ListTagsOfResource":        s.ctl.ListTagsOfResource,
+		"DescribeLimits":            s.ctl.DescribeLimits,
+		"DescribeContinuousBackups": s.bk.DescribeContinuousBackups,
+		"UpdateContinuousBackups":   s.bk.UpdateContinuousBackups,
+		"ListBackups":               s.bk.ListBackups,
+		"CreateBackup":              s.bk.CreateBackup,
+		"DescribeBackup":            s.bk.DescribeBackup,
+		"DeleteBackup":              s.bk.DeleteBackup,
+		"RestoreTableFromBackup":    s.bk.RestoreTableFromBackup,
+		"ExportTableToPointInTime":  s.bk.ExportTableToPointInTime,
+		"DescribeExport":            s.bk.DescribeExport,
+		"ListExports":               s.bk.ListExports,
 	}
 }
 
@@ -72,66 +70,66 @@ func (s *Store) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/" {
 			w.Header().Set("Content-Type", "text/plain")
-			io.WriteString(w, "healthy: dynamodb."+s.opts.Region+".amazonaws.com ")
+			io.WriteString(w, "healthy: dynamodb."+s.eng.Opts.Region+".amazonaws.com ")
 			return
 		}
-		if strings.HasPrefix(r.URL.Path, adminPrefix) {
-			s.serveAdmin(w, r)
+		if strings.HasPrefix(r.URL.Path, engine.AdminPrefix) {
+			s.eng.ServeAdmin(w, r)
 			return
 		}
 		target := r.Header.Get("X-Amz-Target")
-		var h handlerFunc
+		var h wire.HandlerFunc
 		var dataOp string
 		if op, ok := strings.CutPrefix(target, targetDynamoDB); ok {
 			h, dataOp = ops[op], op
 		} else if op, ok := strings.CutPrefix(target, targetStreams); ok {
-			h = s.streamOperations()[op]
+			h = s.str.StreamOperations()[op]
 		}
 		if r.Method != http.MethodPost || h == nil {
-			writeError(w, &apiError{Type: "UnknownOperationException", Status: 400})
+			writeError(w, &wire.APIError{Type: "UnknownOperationException", Status: 400})
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 		if err != nil {
-			writeError(w, serialization("cannot read request body"))
+			writeError(w, wire.Serialization("cannot read request body"))
 			return
 		}
 		if len(body) > maxBodyBytes {
-			writeError(w, &apiError{Type: "RequestEntityTooLarge", Status: 413,
+			writeError(w, &wire.APIError{Type: "RequestEntityTooLarge", Status: 413,
 				Message: "Request must be smaller than 16777216 bytes for the " + strings.TrimPrefix(target, targetDynamoDB) + " operation"})
 			return
 		}
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
-		if fe := s.injectDispatch(dataOp, body); fe != nil {
+		if fe := s.eng.InjectDispatch(dataOp, body); fe != nil {
 			writeError(w, fe)
 			return
 		}
 		resp, err := s.serve(r.Context(), h, body)
-		if rl, ok := resp.(releaser); ok {
+		if rl, ok := resp.(engine.Releaser); ok {
 			// Its items count against the store's budget until written.
-			defer rl.release()
+			defer rl.Release()
 		}
 		if err != nil {
-			var ae *apiError
+			var ae *wire.APIError
 			switch {
 			case errors.As(err, &ae):
 			case errors.Is(err, storage.ErrDiskFull):
 				// Logged once by the storage engine, not once per write.
-				ae = &apiError{Type: "InternalServerError", Status: 500,
+				ae = &wire.APIError{Type: "InternalServerError", Status: 500,
 					Message: "Internal server error: the store's disk is full; writes resume when space is freed"}
 			default:
-				s.log.Error("internal error", "op", target, "err", err)
-				ae = internal(err)
+				s.eng.Log.Error("internal error", "op", target, "err", err)
+				ae = wire.Internal(err)
 			}
 			writeError(w, ae)
 			return
 		}
 		out, err := encodeResponse(resp)
 		if err != nil {
-			s.log.Error("encode response", "op", target, "err", err)
-			writeError(w, internal(err))
+			s.eng.Log.Error("encode response", "op", target, "err", err)
+			writeError(w, wire.Internal(err))
 			return
 		}
 		writeJSON(w, http.StatusOK, out)
@@ -140,11 +138,11 @@ func (s *Store) Handler() http.Handler {
 
 // serve runs a handler, turning a panic into an InternalServerError so a
 // bug in one request never takes the store down.
-func (s *Store) serve(ctx context.Context, h handlerFunc, body []byte) (resp any, err error) {
+func (s *Store) serve(ctx context.Context, h wire.HandlerFunc, body []byte) (resp any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("panic serving request", "panic", p)
-			resp, err = nil, internal(nil)
+			s.eng.Log.Error("panic serving request", "panic", p)
+			resp, err = nil, wire.Internal(nil)
 		}
 	}()
 	return h(ctx, body)
@@ -166,8 +164,8 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
-	body := map[string]any{"__type": e.namespace() + e.Type}
+func writeError(w http.ResponseWriter, e *wire.APIError) {
+	body := map[string]any{"__type": e.Namespace() + e.Type}
 	switch {
 	case e.Type == "TransactionCanceledException":
 		body["Message"] = e.Message
@@ -196,19 +194,6 @@ func encodeResponse(resp any) ([]byte, error) {
 	return json.Marshal(resp)
 }
 
-// decode unmarshals a request body, answering malformed JSON with
-// DynamoDB's SerializationException.
-func decode(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return serialization("Unexpected value type in payload for member " + te.Field)
-		}
-		return serialization("Malformed JSON in request body")
-	}
-	return nil
-}
-
 func (s *Store) describeEndpoints(ctx context.Context, body []byte) (any, error) {
-	return map[string]any{"Endpoints": []map[string]any{{"Address": "dynamodb." + s.opts.Region + ".amazonaws.com", "CachePeriodInMinutes": 1440}}}, nil
+	return map[string]any{"Endpoints": []map[string]any{{"Address": "dynamodb." + s.eng.Opts.Region + ".amazonaws.com", "CachePeriodInMinutes": 1440}}}, nil
 }

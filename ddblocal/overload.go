@@ -1,5 +1,9 @@
 package ddblocal
 
+import (
+	"lastro/ddblocal/internal/wire"
+)
+
 // Overloaded returns the content type and body of the answer the store's
 // listener gives past its HTTP caps (connections, requests in flight):
 // DynamoDB's ThrottlingException, which the AWS SDKs retry with backoff.
@@ -7,7 +11,7 @@ package ddblocal
 // and Retry-After; an answer in any other shape reaches the SDKs as an
 // unmodelled "UnknownError".
 func Overloaded() (contentType, body string) {
-	e := &apiError{Type: "ThrottlingException", Message: "Rate of requests exceeds the allowed throughput."}
+	e := &wire.APIError{Type: "ThrottlingException", Message: "Rate of requests exceeds the allowed throughput."}
 	// Neither part needs JSON escaping.
-	return "application/x-amz-json-1.0", `{"__type":"` + e.namespace() + e.Type + `","message":"` + e.Message + `"}`
+	return "application/x-amz-json-1.0", `{"__type":"` + e.Namespace() + e.Type + `","message":"` + e.Message + `"}`
 }

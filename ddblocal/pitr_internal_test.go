@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"lastro/ddblocal/internal/engine"
 	"lastro/ddblocal/internal/storage"
+	"lastro/ddblocal/internal/wire"
 )
 
 // manualClock is a settable clock for internal tests.
@@ -30,7 +32,7 @@ func (c *manualClock) Add(d time.Duration) {
 func storedRecords(t *testing.T, s *Store, tableID uint32) int {
 	t.Helper()
 	lo, hi := storage.RecordSpan(tableID)
-	iter, err := s.db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestRecordRetentionFollowsPITR(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := &manualClock{now: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)}
-			s, err := Open(Options{Now: clk.Now, TTLSweepInterval: -1})
+			s, err := Open(engine.Options{Now: clk.Now, TTLSweepInterval: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,9 +105,9 @@ func TestRecordRetentionFollowsPITR(t *testing.T) {
 				setPITR(true)
 			}
 			mustCall(t, s, "PutItem", `{"TableName":"keep","Item":{"pk":{"S":"a"}}}`)
-			id := s.table("keep").def.Load().ID
+			id := s.eng.Table("keep").Def.Load().ID
 			lo, _ := storage.RecordSpan(id)
-			iter, err := s.db.NewIter(lo, nil)
+			iter, err := s.eng.DB.NewIter(lo, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,14 +121,14 @@ func TestRecordRetentionFollowsPITR(t *testing.T) {
 				if st.pitrOff {
 					setPITR(false)
 				}
-				if err := s.trimStreams(); err != nil {
+				if err := s.eng.TrimStreams(); err != nil {
 					t.Fatal(err)
 				}
 				if got := storedRecords(t, s, id); got != st.stored {
 					t.Errorf("step %d: %d records stored, want %d", i, got, st.stored)
 				}
-				if got := s.horizonOf(id) <= first; got != st.visible {
-					t.Errorf("step %d: record visible to Streams = %v, want %v (horizon %d, record %d)", i, got, st.visible, s.horizonOf(id), first)
+				if got := s.eng.HorizonOf(id) <= first; got != st.visible {
+					t.Errorf("step %d: record visible to Streams = %v, want %v (horizon %d, record %d)", i, got, st.visible, s.eng.HorizonOf(id), first)
 				}
 			}
 		})
@@ -141,7 +143,7 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	clk := &manualClock{now: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)}
-	opts := Options{Dir: dir, Now: clk.Now, TTLSweepInterval: -1}
+	opts := engine.Options{Dir: dir, Now: clk.Now, TTLSweepInterval: -1}
 	s, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +162,9 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	clk.Add(time.Hour)
 	// What the 24-hour trim of an older store left: the first record
 	// deleted and an 8-byte horizon.
-	id := s.table("keep").def.Load().ID
+	id := s.eng.Table("keep").Def.Load().ID
 	lo, hi := storage.RecordSpan(id)
-	iter, err := s.db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	if err := iter.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b := s.db.NewBatch()
+	b := s.eng.DB.NewBatch()
 	b.DeleteRange(lo, storage.RecordKey(id, second))
 	b.Set(storage.HorizonKey(id), binary.BigEndian.AppendUint64(nil, second))
 	if err := b.Commit(); err != nil {
@@ -190,10 +192,10 @@ func TestLegacyHorizonBoundsExports(t *testing.T) {
 	window := func(from time.Time) string {
 		return fmt.Sprintf(`{"TableArn":%q,"S3Bucket":"bkt","ExportType":"INCREMENTAL_EXPORT",
 			"IncrementalExportSpecification":{"ExportFromTime":%d,"ExportToTime":%d}}`,
-			s.tableARN("keep"), from.Unix(), from.Add(30*time.Minute).Unix())
+			s.eng.TableARN("keep"), from.Unix(), from.Add(30*time.Minute).Unix())
 	}
 	_, err = call(t, s, "ExportTableToPointInTime", window(old.Add(-10*time.Minute)))
-	var ae *apiError
+	var ae *wire.APIError
 	if !errors.As(err, &ae) || ae.Type != "InvalidExportTimeException" || !strings.Contains(ae.Message, kept.Format(time.RFC3339Nano)) {
 		t.Errorf("export of a window whose records are gone: %v, want InvalidExportTimeException from %s", err, kept.Format(time.RFC3339Nano))
 	}

@@ -1,25 +1,21 @@
 package ddblocal
 
-// Internal reproductions of races between writers and the control plane.
-// They pause a real single-item write (Store.mutate) between reading the
-// table definition and committing, run the competing operation, and then
-// let the write finish: an interleaving too narrow to hit reliably
-// through the SDK.
-
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"lastro/ddblocal/internal/storage"
 	"sync"
 	"testing"
 
 	"lastro/ddblocal/internal/av"
+	"lastro/ddblocal/internal/engine"
+	"lastro/ddblocal/internal/storage"
+	"lastro/ddblocal/internal/wire"
 )
 
 func openInternal(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(Options{Dir: dir, TTLSweepInterval: -1})
+	s, err := Open(engine.Options{Dir: dir, TTLSweepInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +67,10 @@ const raceTablePlain = `{"TableName":"race","BillingMode":"PAY_PER_REQUEST",
 // called; wait returns the write's error.
 func pausedPut(t *testing.T, s *Store, item av.Item) (release func(), wait func() error) {
 	t.Helper()
-	tb := s.table("race")
+	tb := s.eng.Table("race")
 	entered, proceed, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		_, _, _, err := s.mutate(tb, keyOf(tb.def.Load(), item), func(d *tableDef, old av.Item) (av.Item, error) {
+		_, _, _, err := s.data.Mutate(tb, engine.KeyOf(tb.Def.Load(), item), func(d *engine.TableDef, old av.Item) (av.Item, error) {
 			close(entered)
 			<-proceed
 			return item, nil
@@ -97,7 +93,7 @@ func sItem(kv ...string) av.Item {
 // spaceEntries counts the stored keys of one table index.
 func spaceEntries(t *testing.T, s *Store, tableID uint32, indexID uint16) int {
 	t.Helper()
-	iter, err := s.db.NewIter(storage.SpaceKey(tableID, indexID), storage.SpaceKey(tableID, indexID+1))
+	iter, err := s.eng.DB.NewIter(storage.SpaceKey(tableID, indexID), storage.SpaceKey(tableID, indexID+1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +125,9 @@ func TestWriteRacingIndexCreation(t *testing.T) {
 	if n := out["Count"].(float64); n != 1 {
 		t.Fatalf("index query found %v items, want 1", n)
 	}
-	tb := s.table("race")
-	ix := tb.def.Load().index("byG")
-	if n := tb.idxItems[ix.ID].Load(); n != 1 {
+	tb := s.eng.Table("race")
+	ix := tb.Def.Load().Index("byG")
+	if n := tb.IdxItems[ix.ID].Load(); n != 1 {
 		t.Fatalf("index item counter %d, want 1", n)
 	}
 }
@@ -143,8 +139,8 @@ func TestWriteRacingIndexDeletion(t *testing.T) {
 	s := openInternal(t, "")
 	defer s.Close()
 	mustCall(t, s, "CreateTable", raceTableGSI)
-	d := s.table("race").def.Load()
-	id := d.index("byG").ID
+	d := s.eng.Table("race").Def.Load()
+	id := d.Index("byG").ID
 	release, wait := pausedPut(t, s, sItem("pk", "a", "g", "x"))
 	defer release()
 	mustCall(t, s, "UpdateTable", `{"TableName":"race","GlobalSecondaryIndexUpdates":[{"Delete":{"IndexName":"byG"}}]}`)
@@ -165,18 +161,18 @@ func TestWriteRacingDeleteTable(t *testing.T) {
 	s := openInternal(t, "")
 	defer s.Close()
 	mustCall(t, s, "CreateTable", raceTableGSI)
-	d := s.table("race").def.Load()
+	d := s.eng.Table("race").Def.Load()
 	release, wait := pausedPut(t, s, sItem("pk", "a", "g", "x"))
 	defer release()
 	mustCall(t, s, "DeleteTable", `{"TableName":"race"}`)
 	release()
 	err := wait()
-	var ae *apiError
+	var ae *wire.APIError
 	if !errors.As(err, &ae) || ae.Type != "ResourceNotFoundException" {
 		t.Fatalf("write to a deleted table: %v, want ResourceNotFoundException", err)
 	}
 	lo, hi := storage.TableSpan(d.ID)
-	iter, err := s.db.NewIter(lo, hi)
+	iter, err := s.eng.DB.NewIter(lo, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +189,8 @@ func TestCommitLockReleasedOnPanic(t *testing.T) {
 	t.Parallel()
 	s := openInternal(t, "")
 	mustCall(t, s, "CreateTable", raceTablePlain)
-	tb := s.table("race")
-	d := tb.def.Load()
+	tb := s.eng.Table("race")
+	d := tb.Def.Load()
 	it := sItem("pk", "a")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -205,10 +201,10 @@ func TestCommitLockReleasedOnPanic(t *testing.T) {
 				t.Fatal("write on a closed store did not panic")
 			}
 		}()
-		s.write([]*change{{t: tb, def: d, key: d.baseKey(it), new: it}})
+		s.eng.Write([]*engine.Change{{T: tb, Def: d, Key: d.BaseKey(it), New: it}})
 	}()
-	if !s.db.TryLock() {
+	if !s.eng.DB.TryLock() {
 		t.Fatal("commit lock still held after a panic")
 	}
-	s.db.Unlock()
+	s.eng.DB.Unlock()
 }

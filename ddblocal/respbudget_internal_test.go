@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"lastro/ddblocal/internal/engine"
+	"lastro/ddblocal/internal/wire"
 )
 
 // postOp sends one operation through the store's HTTP handler, as a
@@ -35,7 +38,7 @@ func postOp(t *testing.T, s *Store, op, body string) (int, map[string]any) {
 // 16 MB answer, several times over, with no bound.
 func TestBatchGetResponseBudget(t *testing.T) {
 	t.Parallel()
-	s, err := Open(Options{TTLSweepInterval: -1, ResponseBudgetBytes: 16 << 20})
+	s, err := Open(engine.Options{TTLSweepInterval: -1, ResponseBudgetBytes: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +68,13 @@ func TestBatchGetResponseBudget(t *testing.T) {
 	if got, left := counts(out); code != 200 || got+left != 100 || got > 42 || got < 40 {
 		t.Errorf("BatchGetItem of 100 large items: %d, %d items and %d unprocessed; want about 41 and the rest", code, got, left)
 	}
-	if u := s.respBudget.used.Load(); u != 0 {
+	if u := s.eng.RespBudget.Used.Load(); u != 0 {
 		t.Errorf("after the answer was written the budget holds %d bytes, want 0", u)
 	}
 
 	// Others hold all but about 1 MB: two items fit, the rest is left.
-	held := &grant{b: &s.respBudget}
-	if !held.take(s.respBudget.limit - 1<<20) {
+	held := &engine.Grant{B: &s.eng.RespBudget}
+	if !held.Take(s.eng.RespBudget.Limit - 1<<20) {
 		t.Fatal("cannot take the budget")
 	}
 	code, out = postOp(t, s, "BatchGetItem", batch(10))
@@ -79,7 +82,7 @@ func TestBatchGetResponseBudget(t *testing.T) {
 		t.Errorf("BatchGetItem past the budget: %d, %d items and %d unprocessed; want 2 and 8", code, got, left)
 	}
 	// Nothing fits: throttled.
-	if !held.take(1 << 20) {
+	if !held.Take(1 << 20) {
 		t.Fatal("cannot take the rest of the budget")
 	}
 	code, out = postOp(t, s, "BatchGetItem", batch(10))
@@ -87,7 +90,7 @@ func TestBatchGetResponseBudget(t *testing.T) {
 		t.Errorf("BatchGetItem with no budget left: %d %v, want 400 ProvisionedThroughputExceededException", code, out)
 	}
 	_, err = call(t, s, "BatchGetItem", batch(1))
-	var ae *apiError
+	var ae *wire.APIError
 	if !errors.As(err, &ae) || ae.Type != "ProvisionedThroughputExceededException" {
 		t.Errorf("BatchGetItem with no budget left: %v", err)
 	}
@@ -102,7 +105,7 @@ func TestBatchGetResponseBudget(t *testing.T) {
 			t.Errorf("%s with no budget left: %d %v, want 400 ProvisionedThroughputExceededException", op, code, out)
 		}
 	}
-	held.release()
+	held.Release()
 	if code, out = postOp(t, s, "Scan", `{"TableName":"big"}`); code != 200 || out["Count"].(float64) < 2 {
 		t.Errorf("Scan once the budget is free: %d %v", code, out["Count"])
 	}
@@ -110,7 +113,7 @@ func TestBatchGetResponseBudget(t *testing.T) {
 	if got, left := counts(out); code != 200 || got != 10 || left != 0 {
 		t.Errorf("BatchGetItem once the budget is free: %d, %d items and %d unprocessed; want 10 and 0", code, got, left)
 	}
-	if u := s.respBudget.used.Load(); u != 0 {
+	if u := s.eng.RespBudget.Used.Load(); u != 0 {
 		t.Errorf("at rest the budget holds %d bytes, want 0", u)
 	}
 }

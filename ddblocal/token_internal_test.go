@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"lastro/ddblocal/internal/engine"
 	"lastro/ddblocal/internal/storage"
+	"lastro/ddblocal/internal/wire"
 )
 
 // Two TransactWriteItems with the same ClientRequestToken in flight at
@@ -23,12 +25,12 @@ func TestTransactTokenInFlight(t *testing.T) {
 	mustCall(t, s, "CreateTable", raceTablePlain)
 	mustCall(t, s, "PutItem", `{"TableName":"race","Item":{"pk":{"S":"c"},"n":{"N":"0"}}}`)
 	// Hold the item as a single-item write would: transactions wait for it.
-	skey := s.table("race").def.Load().baseKey(sItem("pk", "c"))
-	s.db.Locks.Acquire(string(skey), false)
+	skey := s.eng.Table("race").Def.Load().BaseKey(sItem("pk", "c"))
+	s.eng.DB.Locks.Acquire(string(skey), false)
 	released := false
 	defer func() {
 		if !released {
-			s.db.Locks.Release(string(skey))
+			s.eng.DB.Locks.Release(string(skey))
 		}
 	}()
 	body := `{"ClientRequestToken":"tok","TransactItems":[{"Update":{"TableName":"race","Key":{"pk":{"S":"c"}},
@@ -41,12 +43,12 @@ func TestTransactTokenInFlight(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.db.Locks.Release(string(skey))
+	s.eng.DB.Locks.Release(string(skey))
 	released = true
 	ok, inProgress := 0, 0
 	for range 2 {
 		err := <-errs
-		var ae *apiError
+		var ae *wire.APIError
 		switch {
 		case err == nil:
 			ok++
@@ -87,15 +89,15 @@ func TestCanonicalHashIgnoresMemberOrderAndSpace(t *testing.T) {
 		strings.Replace(base, `"tok"`, `"tok2"`, 1),
 		`{}`, `[]`, `{"a":{}}`, `{"a":[]}`,
 	}
-	want := canonicalHash([]byte(base))
+	want := engine.CanonicalHash([]byte(base))
 	for _, b := range same {
-		if canonicalHash([]byte(b)) != want {
+		if engine.CanonicalHash([]byte(b)) != want {
 			t.Errorf("same request, different hash:\n%s", b)
 		}
 	}
 	seen := map[[32]byte]string{want: base}
 	for _, b := range differ {
-		h := canonicalHash([]byte(b))
+		h := engine.CanonicalHash([]byte(b))
 		if prev, dup := seen[h]; dup {
 			t.Errorf("different requests, same hash:\n%s\n%s", b, prev)
 		}
@@ -103,7 +105,7 @@ func TestCanonicalHashIgnoresMemberOrderAndSpace(t *testing.T) {
 	}
 	// What does not parse hashes as its bytes.
 	for _, bad := range []string{`{"a":`, `{"a" 1}`, `{"a":1,}`, `[1 2]`, `{"a":1} x`, `"open`, ``} {
-		if canonicalHash([]byte(bad)) != sha256.Sum256([]byte(bad)) {
+		if engine.CanonicalHash([]byte(bad)) != sha256.Sum256([]byte(bad)) {
 			t.Errorf("unparsable %q was canonicalized", bad)
 		}
 	}
@@ -116,14 +118,14 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, ok := canonical(in) // never panics, whatever in is
+		out, ok := engine.Canonical(in) // never panics, whatever in is
 		if !json.Valid(in) {
 			return
 		}
 		if !ok || !json.Valid(out) {
 			t.Fatalf("valid %q: canonical %q (ok %v)", in, out, ok)
 		}
-		again, _ := canonical(out)
+		again, _ := engine.Canonical(out)
 		if !bytes.Equal(again, out) {
 			t.Fatalf("canonical form of %q is not stable: %q then %q", in, out, again)
 		}
@@ -147,18 +149,18 @@ func TestTokenStoredByTheLegacyHashIsReplayed(t *testing.T) {
 	mustCall(t, s, "TransactWriteItems", body)
 	// Rewrite the stored hash as the previous build computed it.
 	key := storage.TokenKey("tok-upgrade")
-	v, err := s.db.Get(key)
+	v, err := s.eng.DB.Get(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := canonicalHash([]byte(body)); !bytes.Equal(v[:32], h[:]) {
+	if h := engine.CanonicalHash([]byte(body)); !bytes.Equal(v[:32], h[:]) {
 		t.Fatal("the stored record does not start with the request's hash")
 	}
-	legacy := legacyCanonicalHash([]byte(body))
-	if legacy == canonicalHash([]byte(body)) {
+	legacy := engine.LegacyCanonicalHash([]byte(body))
+	if legacy == engine.CanonicalHash([]byte(body)) {
 		t.Fatal("the body must hash differently under the two forms")
 	}
-	if err := s.db.Set(key, append(legacy[:], v[32:]...)); err != nil {
+	if err := s.eng.DB.Set(key, append(legacy[:], v[32:]...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -170,7 +172,7 @@ func TestTokenStoredByTheLegacyHashIsReplayed(t *testing.T) {
 		t.Fatalf("retry across the upgrade: %v, want the stored answer", err)
 	}
 	other := strings.Replace(body, "a<b>&c", "other", 1)
-	var ae *apiError
+	var ae *wire.APIError
 	if _, err := call(t, s, "TransactWriteItems", other); !errors.As(err, &ae) || ae.Type != "IdempotentParameterMismatchException" {
 		t.Fatalf("a different request with the same token: %v, want IdempotentParameterMismatchException", err)
 	}

@@ -151,6 +151,9 @@ func checkEmpty(w *Wire) error {
 	return nil
 }
 
+// fromWire decodes one attribute value of the wire format. It is long
+// because it is one case per attribute type, each with the checks DynamoDB
+// makes of that type.
 func fromWire(w *Wire) (*Value, error) {
 	if count(w) > 1 {
 		return nil, &Error{Msg: "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"}

@@ -37,6 +37,8 @@ func (t token) punct(p string) bool { return t.kind == tPunct && t.text == p }
 // character, an unterminated quote or comment, a number PartiQL cannot
 // represent) are reported as a malformed statement with no detail, as
 // DynamoDB does.
+//
+// It is long because a lexer is one loop with a case per token kind.
 func lex(src string) ([]token, error) {
 	var toks []token
 	line, col := 1, 1

@@ -500,6 +500,9 @@ func (p *parser) not() (Expr, error) {
 
 var comparators = map[string]string{"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
+// comparison parses a comparison or a predicate over one operand. It is
+// long because it is one case per form (BETWEEN, IN, IS, the
+// operators), each parsed in place.
 func (p *parser) comparison() (Expr, error) {
 	l, err := p.additive()
 	if err != nil {
