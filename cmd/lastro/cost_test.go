@@ -103,3 +103,14 @@ func TestCostCommandArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulateHeatArguments(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"simulate"}, {"simulate", "cold"}, {"simulate", "heat", "--shards", "0"},
+		{"simulate", "heat", "--date", "tomorrow"}, {"simulate", "heat", "--window", "1ms"}, {"simulate", "heat", "extra"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
