@@ -88,6 +88,11 @@ func TestCostCatalogue(t *testing.T) {
 			t.Errorf("%s: not measured", name)
 		}
 	}
+	for _, r := range results {
+		if r.Name == "agenda.entry BUCKET_MOVE" && r.Capacity.Total().WRU != bucketMoveWRU {
+			t.Errorf("a bucket move costs %.0f WRU; lastro cost compare counts %d", r.Capacity.Total().WRU, bucketMoveWRU)
+		}
+	}
 	var out bytes.Buffer
 	if err := cost.Print(&out, results); err != nil || !strings.Contains(out.String(), "settlement.apply k=1") {
 		t.Errorf("print: %v\n%s", err, out.String())
@@ -108,6 +113,51 @@ func TestSimulateHeatArguments(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"simulate"}, {"simulate", "cold"}, {"simulate", "heat", "--shards", "0"},
 		{"simulate", "heat", "--date", "tomorrow"}, {"simulate", "heat", "--window", "1ms"}, {"simulate", "heat", "extra"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+// TestCostCompare runs lastro cost compare's two comparisons at a small
+// size: model A's nightly recompute costs what the seed says per
+// delinquent contract-night (2 WRU for the 1.1 KB header, up to 2 for
+// the moved index entry), far above model B's bucket moves, and a Scan
+// reads the whole table where the keyed page reads one page, whatever
+// the size. Sizes and timings are commands, not this test.
+func TestCostCompare(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var out, progress bytes.Buffer
+	o := compareOptions{sizes: []int{100, 300}, days: 10, workers: 4, extrapolate: 2_000_000}
+	ab, err := compareModels(ctx, 200, o, &out, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNight := ab.a.Total().WRU / float64(ab.delinquentNights)
+	if perNight < 3 || perNight > 4 {
+		t.Errorf("model A: %.2f WRU per delinquent contract-night, want 3-4", perNight)
+	}
+	if moves := float64(ab.bucketMoves * bucketMoveWRU); ab.a.Total().WRU < 10*moves {
+		t.Errorf("model A %.0f WRU is not ten times model B's bucket moves (%.0f WRU)", ab.a.Total().WRU, moves)
+	}
+	points, err := compareScan(ctx, o, &out, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 2 || points[1].scanRRU < 2.5*points[0].scanRRU || points[1].keyedRRU > 4 || points[1].scanRRU < 50*points[1].keyedRRU {
+		t.Errorf("scan against keyed: %+v", points)
+	}
+	if !strings.Contains(out.String(), "like for like") || !strings.Contains(out.String(), "extrapolated to 8M contracts") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestCostCompareArguments(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"cost", "compare", "--sizes", "5"}, {"cost", "compare", "--sizes", "x"}, {"cost", "compare", "--days", "0"},
+		{"cost", "compare", "--ab-sizes", ""}, {"cost", "compare", "--workers", "100"}, {"cost", "compare", "extra"}} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
 			t.Errorf("%v: no error", args)
