@@ -329,16 +329,15 @@ func processCPUOf(pid int) time.Duration {
 
 // scenarioResult is one scenario's figures.
 type scenarioResult struct {
-	name          string
-	requests      int
-	took          time.Duration
-	lat           []time.Duration
-	engineCPU     time.Duration // all engines
-	storeCPU      time.Duration // the networked store, when there is one
-	unit          string        // what a request is ("req", "contract")
-	units         int
-	exactlyOnce   string // the check's verdict, when the scenario has one
-	capacityNotes string
+	name        string
+	requests    int
+	took        time.Duration
+	lat         []time.Duration
+	engineCPU   time.Duration // all engines
+	storeCPU    time.Duration // the networked store, when there is one
+	unit        string        // what a request is ("req", "contract")
+	units       int
+	exactlyOnce string // the check's verdict, when the scenario has one
 }
 
 // benchReport is one process count's run.

@@ -142,7 +142,7 @@ func seedPortfolio(ctx context.Context, c *costEngine, tn *tenant.Tenant, from, 
 				}
 				out[i-from] = s
 				if done := i - from + 1; done%5000 == 0 {
-					fmt.Fprintf(progress, "  seededContract %d of %d contracts (%.0f/s)\n", done, to-from, float64(done)/time.Since(start).Seconds())
+					fmt.Fprintf(progress, "  seeded %d of %d contracts (%.0f/s)\n", done, to-from, float64(done)/time.Since(start).Seconds())
 				}
 			}
 		}()
