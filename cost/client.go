@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"lastro/collections/signature"
@@ -21,34 +22,70 @@ import (
 type Client struct {
 	URL  string       // the API's base URL
 	HTTP *http.Client // nil: http.DefaultClient
+	// Retries is how many times a 503 (overloaded or throttled: the
+	// engine says Retry-After) is sent again, as a provider redelivers;
+	// 0 for none. Retried counts them when set.
+	Retries int
+	Retried *atomic.Int64
+}
+
+// do sends req (rebuilt by mk for each attempt), sending it again after
+// a 503 while retries last.
+func (c *Client) do(mk func() (*http.Request, error)) (*http.Response, error) {
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	for attempt := 0; ; attempt++ {
+		req, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || attempt >= c.Retries {
+			return resp, err
+		}
+		wait := 100 * time.Millisecond
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			wait = time.Duration(s) * time.Second
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if c.Retried != nil {
+			c.Retried.Add(1)
+		}
+		select {
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // Call sends body (nil for none) with a bearer token and extra header
 // name/value pairs, and returns the status and the raw answer; an error
 // only when the request could not be made or the answer not read.
 func (c *Client) Call(ctx context.Context, method, path, token string, body []byte, headers ...string) (int, []byte, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, r)
-	if err != nil {
-		return 0, nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.do(func() (*http.Request, error) {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.URL+path, r)
+		if err != nil {
+			return nil, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		return req, nil
+	})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -98,18 +135,17 @@ type APIError struct {
 // returns the status and the answer.
 func (c *Client) Webhook(ctx context.Context, path, secret string, body []byte, signedAt time.Time) (int, []byte, error) {
 	ts := signedAt.Unix()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(signature.TimestampHeader, strconv.FormatInt(ts, 10))
-	req.Header.Set(signature.SignatureHeader, signature.Sign(secret, ts, body))
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	sig := signature.Sign(secret, ts, body)
+	resp, err := c.do(func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(signature.TimestampHeader, strconv.FormatInt(ts, 10))
+		req.Header.Set(signature.SignatureHeader, sig)
+		return req, nil
+	})
 	if err != nil {
 		return 0, nil, err
 	}
