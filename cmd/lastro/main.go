@@ -80,6 +80,18 @@ commands:
                on-demand backups and point-in-time recovery, restored into a new table
   backup drill [--target TABLE] [--keep]
                back up, restore into a new table and verify the counts per item type
+  cost [--json]
+               capacity (RRU/WRU, table and each index apart) of every business operation on a fresh
+               embedded store, against the budgets; exits 1 when one is over
+  cost compare [--sizes 1000,10000,100000] [--ab-sizes 10000] [--days 30]
+               the seed's comparisons side by side: model A against model B over simulated days, the
+               keyed portfolio page against Scan + FilterExpression, in on-demand dollars
+  simulate heat [--reschedules N] [--window D] [--settlements R] [--shards S]
+               the seed's peak load through the engine's keys: hottest partition per table and index
+               against DynamoDB's 1,000 WCU / 3,000 RCU, for our design and the rejected ones
+  bench [--serve 1,2,3 | --target URL] [--scenarios ...] [--requests N] [--duration D] [--profile DIR]
+               load generator over loopback, bounded in count and time: settlement webhooks (JSON and
+               Pix), 360, portfolio, an agenda run; p50/p95/p99; exactly once across processes
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -125,6 +137,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return iamCmd(ctx, args[1:], stdout, stderr)
 	case "backup":
 		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "cost":
+		return costCmd(ctx, args[1:], stdout, stderr)
+	case "simulate":
+		return simulateCmd(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -18,11 +18,21 @@ const streamDrainTimeout = 10 * time.Second
 
 // serve runs the engine: lastro serve.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, err := loadConfig(newFlagSet("serve", "[flags]", stderr), args, os.Getenv)
+	fs := newFlagSet("serve", "[flags]", stderr)
+	pprofAddr := envString(fs, os.Getenv, "LASTRO_PPROF_ADDR", "pprof-addr", "",
+		"serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060) for lastro bench --profile; off when empty")
+	cfg, err := loadConfig(fs, args, os.Getenv)
 	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if *pprofAddr != "" {
+		stopProfiling, err := serveProfiling(*pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopProfiling()
+	}
 	e, err := newApp(ctx, cfg, log)
 	if err != nil {
 		return err
