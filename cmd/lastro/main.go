@@ -78,6 +78,10 @@ commands:
                on-demand backups and point-in-time recovery, restored into a new table
   backup drill [--target TABLE] [--keep]
                back up, restore into a new table and verify the counts per item type
+  migrate list | plan|run|verify NAME [--wcu N] [--segments N]
+               registered migrations: plan is a dry run with the blast radius (items, WCU, time);
+               run backfills new index keys (parallel, rate-limited, resumable); verify counts
+               source, carriers and index and lists key violations
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -123,6 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return iamCmd(ctx, args[1:], stdout, stderr)
 	case "backup":
 		return backupCmd(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		return migrateCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
