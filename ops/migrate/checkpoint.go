@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -66,18 +67,20 @@ func claim(ctx context.Context, k *kit.Kit, c clock.Clock, subj, owner string) (
 		}
 	}
 	cp.db, cp.clock, cp.Owner = db, c, owner
-	if err := cp.save(ctx); err != nil {
+	if err := cp.save(ctx, ops.LeaseTTL); err != nil {
 		return nil, err
 	}
 	return cp, nil
 }
 
-// save writes the checkpoint and extends the lease, conditioned on the
-// version read: a run that lost its lease stops at its next save.
-func (cp *checkpoint) save(ctx context.Context) error {
+// save writes the checkpoint and extends the lease by ttl, conditioned on
+// the version read: a run that lost its lease stops at its next save. A
+// ttl of 0 releases the lease (a run stopped cleanly), so the next run,
+// from any host, resumes at once instead of waiting for it to expire.
+func (cp *checkpoint) save(ctx context.Context, ttl time.Duration) error {
 	prev := cp.Version
 	cp.Version++
-	cp.LeaseUntil = keys.Timestamp(cp.clock.Now().Add(ops.LeaseTTL))
+	cp.LeaseUntil = keys.Timestamp(cp.clock.Now().Add(ttl))
 	cp.UpdatedAt = keys.Timestamp(cp.clock.Now())
 	it, err := attributevalue.MarshalMap(cp)
 	if err != nil {
@@ -109,4 +112,20 @@ func (cp *checkpoint) cursor() *kit.Key {
 		return nil
 	}
 	return &kit.Key{PK: cp.CursorPK, SK: cp.CursorSK}
+}
+
+// release saves what the segment did and gives its lease up after a
+// clean interruption. It reads the checkpoint again first: the save the
+// interruption cut short may have landed (the store applied it, the
+// client saw only the cancelled context), and this owner's state in
+// memory is right either way: the cursor moves only after a whole page.
+func (cp *checkpoint) release(ctx context.Context, k *kit.Kit) error {
+	ctx = context.WithoutCancel(ctx)
+	fresh, err := claim(ctx, k, cp.clock, cp.Subject, cp.Owner)
+	if err != nil {
+		return err
+	}
+	fresh.Phase, fresh.CursorPK, fresh.CursorSK, fresh.Counts = cp.Phase, cp.CursorPK, cp.CursorSK, cp.Counts
+	*cp = *fresh
+	return cp.save(ctx, 0)
 }

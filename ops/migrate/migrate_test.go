@@ -172,7 +172,10 @@ func TestBackfillInterruptedResumes(t *testing.T) {
 	if n := cut.calls.Load(); n < 3 || n >= int64(s.lacking["t-a"]+s.lacking["t-b"]) {
 		t.Fatalf("%d writes before the interruption", n)
 	}
-	rep, err := migrate.Run(bg, deps(s.env, s.env.Kit, &progress), m, migrate.Options{PageSize: 2})
+	// Another host resumes at once: a clean stop released the leases.
+	other := deps(s.env, s.env.Kit, &progress)
+	other.Owner = "another-host"
+	rep, err := migrate.Run(bg, other, m, migrate.Options{PageSize: 2})
 	if err != nil {
 		t.Fatalf("resumed: %v\n%s", err, progress.String())
 	}
@@ -323,5 +326,77 @@ func TestVerifyReportsViolations(t *testing.T) {
 	}
 	if v.Differences == 0 || !strings.Contains(progress.String(), "5 key violations") {
 		t.Fatalf("differences %d (the planted profiles are source items without the key), progress %s", v.Differences, progress.String())
+	}
+}
+
+// TestRunLeased refuses a second run while a live one holds the leases
+// (a crashed run's leases, never released), and lets it resume once they
+// expire.
+func TestRunLeased(t *testing.T) {
+	t.Parallel()
+	s := seed(t, map[string]int{"t-a": 3, "t-b": 2})
+	m := migrate.TenantDebtors()
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	// A crash: the first writes land, and the run never saves again.
+	crashed := &failing{API: kit.NewEmbeddedClient(kit.InProcessEndpoint, s.env.StoreClient), after: 2}
+	_, err := migrate.Run(ctx, deps(s.env, kit.New(crashed, enginetest.Table), nil), m, migrate.Options{PageSize: 1})
+	if err == nil {
+		t.Fatal("the crashed run finished")
+	}
+	other := deps(s.env, s.env.Kit, nil)
+	other.Owner = "another-host"
+	if _, err := migrate.Run(bg, other, m, migrate.Options{}); !errors.Is(err, ops.ErrLeased) {
+		t.Fatalf("second run beside a live lease: %v", err)
+	}
+	s.env.Clock.Advance(ops.LeaseTTL + time.Second)
+	rep, err := migrate.Run(bg, other, m, migrate.Options{})
+	if err != nil || !rep.Done {
+		t.Fatalf("after the lease expired: %v %+v", err, rep)
+	}
+	if v, err := migrate.Verify(bg, other, m); err != nil || !v.OK {
+		t.Fatalf("verify: %v %+v", err, v)
+	}
+}
+
+// failing stands for a crashed process: after a number of UpdateItem
+// calls every write to the table fails, checkpoints included.
+type failing struct {
+	kit.API
+	after int64
+	calls atomic.Int64
+}
+
+var errCrashed = errors.New("crashed")
+
+func (f *failing) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if f.calls.Add(1) > f.after {
+		return nil, errCrashed
+	}
+	return f.API.UpdateItem(ctx, in, o...)
+}
+
+func (f *failing) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if f.calls.Load() > f.after {
+		return nil, errCrashed
+	}
+	return f.API.PutItem(ctx, in, o...)
+}
+
+// TestAdditiveHasNothingToBackfill: an additive migration plans no
+// writes and refuses to run a backfill.
+func TestAdditiveHasNothingToBackfill(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	m := &migrate.Migration{Name: "birthdate", Kind: migrate.Additive, Summary: "an optional field"}
+	if _, err := migrate.NewRegistry(m); err != nil {
+		t.Fatal(err)
+	}
+	p, err := migrate.PlanBackfill(bg, deps(env, env.Kit, nil), m, 10)
+	if err != nil || p.Changes != 0 || p.Kind != migrate.Additive {
+		t.Fatalf("plan: %+v %v", p, err)
+	}
+	if _, err := migrate.Run(bg, deps(env, env.Kit, nil), m, migrate.Options{}); err == nil {
+		t.Fatal("an additive migration ran a backfill")
 	}
 }

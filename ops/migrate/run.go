@@ -70,7 +70,7 @@ func Run(ctx context.Context, d ops.Deps, m *Migration, o Options) (*RunReport, 
 		progress(d, "migrate %s: resuming with the %d segments it started with", m.Name, run.Segments)
 	}
 	run.Phase = phaseActive
-	if err := run.save(ctx); err != nil {
+	if err := run.save(ctx, ops.LeaseTTL); err != nil {
 		return nil, err
 	}
 	total := run.Segments
@@ -102,10 +102,18 @@ func Run(ctx context.Context, d ops.Deps, m *Migration, o Options) (*RunReport, 
 	wg.Wait()
 	fillReport(rep, sum)
 	if err := errors.Join(errl...); err != nil {
+		if ctx.Err() != nil {
+			err = errors.Join(err, release(ctx, d, m.Name))
+		}
+		return rep, err
+	}
+	// Read again: a long backfill outlives the run item's lease, which
+	// only the segments' saves kept meaningful.
+	if run, err = claim(ctx, d.Kit, d.Clock, m.Name, d.Owner); err != nil {
 		return rep, err
 	}
 	run.Counts, run.Phase = sum, phaseDone
-	if err := run.save(ctx); err != nil {
+	if err := run.save(ctx, ops.LeaseTTL); err != nil {
 		return rep, err
 	}
 	rep.Done = true
@@ -123,8 +131,18 @@ func fillReport(rep *RunReport, c map[string]int64) {
 // checkpoint (its counts cover every run of the segment) and the write
 // units this run spent.
 func backfillSegment(ctx context.Context, d ops.Deps, m *Migration, o Options, b *bucket, seg, total int32) (*checkpoint, float64, error) {
-	cp, err := claim(ctx, d.Kit, d.Clock, subject(m.Name, seg, total), d.Owner)
+	subj := subject(m.Name, seg, total)
+	cp, err := claim(ctx, d.Kit, d.Clock, subj, d.Owner)
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ops.ErrLeased) {
+			// The claim may have landed: give the lease back.
+			nc := context.WithoutCancel(ctx)
+			cp, rerr := claim(nc, d.Kit, d.Clock, subj, d.Owner)
+			if rerr == nil {
+				rerr = cp.save(nc, 0)
+			}
+			err = errors.Join(err, rerr)
+		}
 		return nil, 0, err
 	}
 	if cp.Phase == phaseDone {
@@ -166,7 +184,7 @@ func backfillSegment(ctx context.Context, d ops.Deps, m *Migration, o Options, b
 		} else {
 			cp.CursorPK, cp.CursorSK = next.PK, next.SK
 		}
-		if err := cp.save(ctx); err != nil {
+		if err := cp.save(ctx, ops.LeaseTTL); err != nil {
 			return err
 		}
 		progress(d, "migrate %s: segment %d/%d: %d scanned, %d written, %d skipped",
@@ -177,7 +195,7 @@ func backfillSegment(ctx context.Context, d ops.Deps, m *Migration, o Options, b
 		// Interrupted mid-page: keep the counts of the items already
 		// written (they are skipped as stamped when the page is read
 		// again) under the cursor of the last whole page.
-		if serr := cp.save(context.WithoutCancel(ctx)); serr != nil {
+		if serr := cp.release(ctx, d.Kit); serr != nil {
 			err = errors.Join(err, serr)
 		}
 		progress(d, "migrate %s: segment %d/%d interrupted after %d written: run again to resume",
@@ -204,6 +222,16 @@ func (m *Migration) write(ctx context.Context, k *kit.Kit, item kit.Item, want m
 	wctx, u := kit.Operation(ctx, "maintenance.migrate."+m.Name)
 	_, err := db.Update(wctx, key, upd, &cond, "")
 	return u.WRU(), err
+}
+
+// release gives up the run item's lease after a clean interruption.
+func release(ctx context.Context, d ops.Deps, name string) error {
+	ctx = context.WithoutCancel(ctx)
+	run, err := claim(ctx, d.Kit, d.Clock, name, d.Owner)
+	if err != nil {
+		return err
+	}
+	return run.save(ctx, 0)
 }
 
 func segments(d ops.Deps) int32 {
