@@ -92,6 +92,10 @@ commands:
   bench [--serve 1,2,3 | --target URL] [--scenarios ...] [--requests N] [--duration D] [--profile DIR]
                load generator over loopback, bounded in count and time: settlement webhooks (JSON and
                Pix), 360, portfolio, an agenda run; p50/p95/p99; exactly once across processes
+  migrate list | plan|run|verify NAME [--wcu N] [--segments N]
+               registered migrations: plan is a dry run with the blast radius (items, WCU, time);
+               run backfills new index keys (parallel, rate-limited, resumable); verify counts
+               source, carriers and index and lists key violations
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -143,6 +147,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return simulateCmd(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		return migrateCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
