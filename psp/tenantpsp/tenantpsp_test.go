@@ -49,7 +49,7 @@ func TestDirectory(t *testing.T) {
 		t.Fatalf("second call: same client %v, %d registrations, %v", again == first, registrations.Load(), err)
 	}
 	// The webhook registered is the engine's for the tenant.
-	c, err := first.CreateCob(ctx, psp.CobInput{TxID: "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", AmountCents: 100})
+	c, err := first.CreateCob(ctx, psp.CobInput{TxID: "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", AmountCents: 100, ExpirationSeconds: 3600})
 	if err != nil || c.Raw.Chave != tenantpsp.SandboxKey("t-dir") {
 		t.Fatalf("cob: %+v %v", c, err)
 	}
