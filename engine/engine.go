@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,7 @@ import (
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/egress"
+	"lastro/collections/errs"
 	"lastro/collections/idem"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
@@ -34,6 +36,7 @@ import (
 	"lastro/debtor"
 	"lastro/policy"
 	"lastro/portfolio"
+	"lastro/psp"
 	"lastro/psp/tenantpsp"
 	"lastro/settlement"
 	"lastro/settlement/returns"
@@ -173,7 +176,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.PSPs = tenantpsp.New(e.Tenants, d.Egress)
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
-		PSPs: e.PSPs})
+		PSPs: e.PSPs, Payers: payers{e.Debtors}})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock,
 		Charges: e.Charges})
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
@@ -232,6 +235,34 @@ func (e *Engine) ready(c echo.Context) error {
 
 // Handler is the engine's HTTP API.
 func (e *Engine) Handler() http.Handler { return e.Web.Echo }
+
+// payers names a cobv's devedor from the debtor's sealed profile,
+// opened in process for the one request to the PSP (docs/adr/0069).
+type payers struct{ debtors *debtor.Service }
+
+// maxDevedorName is the Pix API's limit on devedor.nome.
+const maxDevedorName = 200
+
+func (p payers) Payer(ctx context.Context, t *tenant.Tenant, dk string) (*psp.Devedor, error) {
+	who, err := p.debtors.Payer(ctx, t, dk)
+	if errs.Is(err, errs.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	name := []rune(strings.TrimSpace(who.Name))
+	if len(name) == 0 {
+		return nil, nil
+	}
+	d := &psp.Devedor{Nome: string(name[:min(len(name), maxDevedorName)])}
+	if who.Document.Type == debtor.CPF {
+		d.CPF = who.Document.Digits()
+	} else {
+		d.CNPJ = who.Document.Digits()
+	}
+	return d, nil
+}
 
 // addressBook resolves a contact's recipient from the debtor's encrypted
 // profile, for the contact gateway's sender.

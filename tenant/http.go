@@ -467,4 +467,11 @@ func (s *Service) pspRoutes(srv *web.Server, roles []web.Role) {
 		}
 		return c.JSON(http.StatusOK, out)
 	})
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/psp/webhook-tls",
+		Summary: "How the tenant's PSP is recognised on the mutual-TLS webhook listener (LASTRO_PSP_WEBHOOK_TLS_ADDR): its client certificate must chain, " +
+			"for client authentication, to one of clientCasPem, or be one of pinnedCertPem (by SHA-256); within its validity. Calls it authenticates need no " +
+			"HMAC signature. Needs a configured PSP (422 psp_not_configured); PUT /v1/tenant/psp keeps it (ADR 0070)",
+		Roles: roles, Request: WebhookTLS{ClientCAsPEM: "-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n"},
+		Response: WebhookTLSView{ClientCAs: 1, PinnedSHA256: []string{}}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}},
+		func(c echo.Context) error { return setSetting(s, c, s.SetWebhookTLS) })
 }

@@ -28,6 +28,14 @@ type PSPSettings struct {
 	RootCAsPEM   string `json:"rootCasPem,omitempty"`
 	Chave        string `json:"chave"`
 	WebhookURL   string `json:"webhookUrl,omitempty"`
+	// CobVDisabled says the PSP (or the tenant's contract with it) takes
+	// no cobv: every Pix charge is then a cob for today's quote
+	// (docs/adr/0069).
+	CobVDisabled bool `json:"cobvDisabled,omitempty"`
+	// WebhookTLS is how the PSP's mutual-TLS webhook calls are told from
+	// anyone else's: set by PUT /v1/tenant/psp/webhook-tls, kept when the
+	// rest of the settings are replaced (docs/adr/0070).
+	WebhookTLS *WebhookTLS `json:"webhookTls,omitempty"`
 }
 
 // PSP is the tenant's configured PSP, nil when none is (the engine's
@@ -50,6 +58,11 @@ type PSPView struct {
 	WebhookURL string `json:"webhookUrl,omitempty"`
 	MutualTLS  bool   `json:"mutualTls"`
 	CustomCAs  bool   `json:"customRootCas"`
+	// CobVDisabled: every Pix charge is a cob (docs/adr/0069).
+	CobVDisabled bool `json:"cobvDisabled"`
+	// WebhookTLS is what verifies the PSP's webhook calls on the
+	// mutual-TLS listener, when set (docs/adr/0070).
+	WebhookTLS *WebhookTLSView `json:"webhookTls,omitempty"`
 }
 
 // View is what the API shows of p.
@@ -58,7 +71,7 @@ func (p *PSPSettings) View() PSPView {
 		return PSPView{}
 	}
 	return PSPView{Configured: true, BaseURL: p.BaseURL, TokenURL: p.TokenURL, ClientID: p.ClientID, WebhookURL: p.WebhookURL,
-		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != ""}
+		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != "", CobVDisabled: p.CobVDisabled, WebhookTLS: p.WebhookTLS.View()}
 }
 
 // Bounds of the PSP settings, checked before anything is parsed.
@@ -126,10 +139,18 @@ func vschar(s string) bool {
 // A new call replaces the whole configuration. Conditioned on the
 // tenant's version.
 func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPView, error) {
+	if in.WebhookTLS != nil {
+		return PSPView{}, errs.E(errs.Invalid, "invalid_psp_settings", "webhookTls is set by PUT /v1/tenant/psp/webhook-tls")
+	}
 	if err := in.validate(s); err != nil {
 		return PSPView{}, err
 	}
 	sec := t.secrets
+	// The webhook's mutual-TLS trust has its own route: a new PSP
+	// configuration keeps it.
+	if old := sec.PSP; old != nil {
+		in.WebhookTLS = old.WebhookTLS
+	}
 	sec.PSP = &in
 	raw, err := json.Marshal(sec)
 	if err != nil {

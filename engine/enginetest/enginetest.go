@@ -64,6 +64,8 @@ type options struct {
 	auth    tenant.Options
 	sandbox bool
 	egress  *egress.Policy
+	sbOpts  func(*sandbox.Options)
+	sbWrap  func(http.Handler) http.Handler
 }
 
 // Option changes the fixture.
@@ -101,6 +103,16 @@ func Egress(p *egress.Policy) Option { return func(o *options) { o.egress = p } 
 // PSP of every tenant (what lastro serve does by default): Pix charges get
 // a BR Code, and Env.Sandbox pays them.
 func PixSandbox() Option { return func(o *options) { o.sandbox = true } }
+
+// SandboxOptions changes the sandbox PSP's options (PixSandbox only).
+func SandboxOptions(edit func(*sandbox.Options)) Option { return func(o *options) { o.sbOpts = edit } }
+
+// SandboxWrap puts wrap around the sandbox PSP's handler (PixSandbox
+// only): a recording PSP that checks every call against the Pix API
+// document (psp/psptest), say.
+func SandboxWrap(wrap func(http.Handler) http.Handler) Option {
+	return func(o *options) { o.sbWrap = wrap }
+}
 
 // Env is a running engine for a test.
 type Env struct {
@@ -189,8 +201,16 @@ func Open(opts ...Option) (*Env, error) {
 	env.srv = httptest.NewServer(env.Handler())
 	env.URL, env.HTTP = env.srv.URL, env.srv.Client()
 	if o.sandbox {
-		env.Sandbox = sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: env.PSPs.SecretFor})
-		env.sbSrv = httptest.NewServer(env.Sandbox.Handler())
+		sbo := sandbox.Options{Clock: env.Clock, SecretFor: env.PSPs.SecretFor}
+		if o.sbOpts != nil {
+			o.sbOpts(&sbo)
+		}
+		env.Sandbox = sandbox.New(sbo)
+		var h http.Handler = env.Sandbox.Handler()
+		if o.sbWrap != nil {
+			h = o.sbWrap(h)
+		}
+		env.sbSrv = httptest.NewServer(h)
 		env.SandboxURL = env.sbSrv.URL
 		env.Sandbox.SetBaseURL(env.SandboxURL)
 		env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: env.Sandbox.ClientSecret(),
