@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -235,6 +236,26 @@ func (e *Engine) ready(c echo.Context) error {
 
 // Handler is the engine's HTTP API.
 func (e *Engine) Handler() http.Handler { return e.Web.Echo }
+
+// MutualTLSHandler is the PSP webhook listener's API (docs/adr/0070):
+// only the Pix API webhook, authenticated by the client certificate the
+// listener's TLS handshake asked for (WebhookTLSConfig), in the same
+// error shape as the API; its own OpenAPI document at /openapi.json.
+func (e *Engine) MutualTLSHandler() http.Handler {
+	srv := web.New(web.Options{Logger: e.Log, Title: "Lastro PSP webhooks over mutual TLS", BodyLimit: settlement.MaxPixBodyBytes + 1})
+	e.Settlement.MutualTLSRoutes(srv)
+	return srv.Echo
+}
+
+// WebhookTLSConfig is the mutual-TLS listener's TLS configuration: the
+// server's certificate, TLS 1.2 at least, and a client certificate
+// required of every connection. The handshake does not judge it: which
+// CAs or pins are trusted depends on the tenant the call names, which
+// only the request's path tells, so the handler verifies it
+// (tenant.VerifyWebhookClient) on the engine's clock.
+func WebhookTLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAnyClientCert}
+}
 
 // payers names a cobv's devedor from the debtor's sealed profile,
 // opened in process for the one request to the PSP (docs/adr/0069).

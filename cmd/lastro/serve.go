@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"lastro/agenda"
 	"lastro/collections/httpserve"
+	"lastro/engine"
 )
 
 // serve runs the engine: lastro serve.
@@ -80,6 +82,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(streamDone)
 	}
 	l := cfg.Limits
+	tlsDone := make(chan error, 1)
+	if cfg.PSPWebhookTLSAddr != "" {
+		stop, err := e.serveWebhookTLS(schedCtx, cfg, tlsDone)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		tlsDone <- nil
+	}
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
 		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_conns_per_addr", l.MaxConnsPerAddr,
 		"max_in_flight", l.MaxInFlight, "max_in_flight_webhooks", l.MaxInFlightWebhooks, "webhook_body_timeout", l.WebhookBodyTimeout.String(),
@@ -90,6 +102,31 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	stopSched()
 	<-schedDone
 	<-streamDone
+	if tlsErr := <-tlsDone; err == nil {
+		err = tlsErr
+	}
 	log.Info("shut down")
 	return err
+}
+
+// serveWebhookTLS opens the mutual-TLS listener for PSP webhooks
+// (docs/adr/0070) and serves it until ctx ends, its result sent on done.
+// Each connection must present a client certificate; the handler checks
+// it against the tenant the path names. stop closes the listener early
+// (serve failing to start after it).
+func (a *app) serveWebhookTLS(ctx context.Context, cfg config, done chan<- error) (stop func(), err error) {
+	cert, err := tls.LoadX509KeyPair(cfg.PSPWebhookTLSCert, cfg.PSPWebhookTLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("LASTRO_PSP_WEBHOOK_TLS_CERT and _KEY: %w", err)
+	}
+	raw, err := net.Listen("tcp", cfg.PSPWebhookTLSAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.PSPWebhookTLSAddr, err)
+	}
+	ln := tls.NewListener(raw, engine.WebhookTLSConfig(cert))
+	ctx, cancel := context.WithCancel(ctx)
+	go func() { done <- httpserve.Run(ctx, ln, a.MutualTLSHandler(), cfg.Limits, 15*time.Second, a.log) }()
+	a.log.Info("PSP webhook listener on mutual TLS: each call's client certificate is checked against its tenant's webhook TLS settings",
+		"addr", raw.Addr().String())
+	return cancel, nil
 }
