@@ -38,6 +38,7 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
 	s.resolveRoute(srv)
 	s.reconcileRoute(srv)
+	s.refundRoute(srv)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/reversals",
 		Summary: "Reversals to review, oldest first: Pix refunds that could not be taken back by rule (money in suspense, renegotiated instalments, credit since spent), " +
 			"with the cents not reversed (one Query on the tenant's suspense partition; ADR 0040)",
@@ -479,4 +480,31 @@ func (s *Service) reconcile(c echo.Context) error {
 type reconcileFailure struct {
 	Error ResultError `json:"error"`
 	*Reconciled
+}
+
+func (s *Service) refundRoute(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/settlements/:settlementId/refunds",
+		Summary: "Refund (devolução) part or all of a Pix payment to its payer through the tenant's PSP (PUT /pix/{e2eid}/devolucao/{refundId}): " +
+			"exactly once by the refundId the caller gives (the same id again answers the same refund, alreadyRequested; with another amount 409); " +
+			"the refunds asked of a payment never exceed it (422 refund_exceeds_payment). Answers REQUESTED, EM_PROCESSAMENTO or DEVOLVIDO; " +
+			"once the PSP says DEVOLVIDO (here, or in the webhook's devolucoes) the balance is reopened through the reversal path, once (ADR 0069)",
+		Roles: []web.Role{web.Supervisor}, Request: RefundInput{RefundID: "rf20260924a", AmountCents: 50000, Description: "estorno"},
+		Response: Refunded{SettlementID: "E12345678202609241315abcdefghijk", RefundID: "rf20260924a", AmountCents: 50000, Status: RefundProcessing},
+		Errors:   []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}}, s.refund)
+}
+
+func (s *Service) refund(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in RefundInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.Refund(c.Request().Context(), t, c.Param("settlementId"), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }

@@ -59,7 +59,11 @@ type stlItem struct {
 	Reversed            []contract.PaidLine `dynamodbav:"reversed,omitempty"`
 	ReversedCents       int64               `dynamodbav:"reversedCents,omitempty"`
 	ReversedCreditCents int64               `dynamodbav:"reversedCreditCents,omitempty"`
-	Version             int                 `dynamodbav:"version"`
+	// RefundRequestedCents sums the refunds the tenant asked of this Pix
+	// payment and not refused (refund.go): no ask may take it past
+	// AmountCents.
+	RefundRequestedCents int64 `dynamodbav:"refundRequestedCents,omitempty"`
+	Version              int   `dynamodbav:"version"`
 }
 
 // Applied is what a settlement paid on one instalment of its contract.
