@@ -407,7 +407,17 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		if err != nil {
 			return nil, err
 		}
-		err = s.db(t).Transact(ctx, kit.PutAction(lookup, &notExists), kit.PutAction(item, &notExists))
+		actions := []kit.Action{kit.PutAction(lookup, &notExists), kit.PutAction(item, &notExists)}
+		if provider != nil {
+			// Its reconcile check, in the same commit: no charge at a PSP
+			// escapes the scheduled reconcile (docs/adr/0070).
+			check, err := pixCheckAction(t.ID, out.ChargeID, out.PixType, now, out.Validity, exp, t.Location)
+			if err != nil {
+				return nil, err
+			}
+			actions = append(actions, check)
+		}
+		err = s.db(t).Transact(ctx, actions...)
 		if err == nil {
 			return out, nil
 		}

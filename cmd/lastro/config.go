@@ -49,6 +49,9 @@ type config struct {
 	// and key files PSPWebhookTLSCert and PSPWebhookTLSKey
 	// (docs/adr/0070).
 	PSPWebhookTLSAddr, PSPWebhookTLSCert, PSPWebhookTLSKey string
+	// PixReconcileEvery is how often serve reads back the open Pix
+	// charges whose check is due (LASTRO_PIX_RECONCILE_EVERY); 0: never.
+	PixReconcileEvery time.Duration
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -126,6 +129,7 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_PSP_WEBHOOK_TLS_ADDR", "psp-webhook-tls-addr", "", "also listen here, over mutual TLS, for PSPs' Pix webhooks (POST /v1/webhooks/{tenantId}/pix), each authenticated by its client certificate against the tenant's PUT /v1/tenant/psp/webhook-tls; empty: no such listener"},
 	{"LASTRO_PSP_WEBHOOK_TLS_CERT", "psp-webhook-tls-cert", "", "PEM file of the mutual-TLS webhook listener's server certificate (chain first)"},
 	{"LASTRO_PSP_WEBHOOK_TLS_KEY", "psp-webhook-tls-key", "", "PEM file of that certificate's private key"},
+	{"LASTRO_PIX_RECONCILE_EVERY", "pix-reconcile-every", "10m", "how often serve reads back, at their PSPs, the open Pix charges whose check is due and applies what was paid (a lost webhook heals); off: never"},
 }
 
 // minAdminToken is the shortest admin token serve accepts: 32 characters
@@ -208,7 +212,14 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if (tlsAddr == "") != (tlsCert == "") || (tlsAddr == "") != (tlsKey == "") {
 		return config{}, errors.New("LASTRO_PSP_WEBHOOK_TLS_ADDR, LASTRO_PSP_WEBHOOK_TLS_CERT and LASTRO_PSP_WEBHOOK_TLS_KEY go together: the listener needs its certificate and key")
 	}
+	var reconcileEvery time.Duration
+	if v := *vals["LASTRO_PIX_RECONCILE_EVERY"]; v != "off" {
+		if reconcileEvery, err = time.ParseDuration(v); err != nil || reconcileEvery < time.Second {
+			return config{}, fmt.Errorf("LASTRO_PIX_RECONCILE_EVERY must be a duration of at least 1s, such as 10m, or off; got %q", v)
+		}
+	}
 	return config{
+		PixReconcileEvery: reconcileEvery,
 		PSPWebhookTLSAddr: tlsAddr, PSPWebhookTLSCert: tlsCert, PSPWebhookTLSKey: tlsKey,
 		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache, TrustedProxies: proxies,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",

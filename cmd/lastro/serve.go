@@ -61,6 +61,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(schedDone)
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
+	// The scheduled Pix reconcile heals lost webhooks (docs/adr/0070).
+	reconcileDone := make(chan struct{})
+	if cfg.PixReconcileEvery > 0 {
+		rs := e.Settlement.NewReconcileScheduler(cfg.PixReconcileEvery, log)
+		go func() { defer close(reconcileDone); rs.Run(schedCtx) }()
+		log.Info("Pix reconcile scheduler on", "every", cfg.PixReconcileEvery.String())
+	} else {
+		close(reconcileDone)
+	}
 	// The stream consumer, when on, runs beside the API with the local
 	// defaults (the events file and dead letter in the data directory);
 	// lastro stream is the way to choose publishers or run it apart.
@@ -101,6 +110,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// too, and serve waits for it before the deferred Close stops the store.
 	stopSched()
 	<-schedDone
+	<-reconcileDone
 	<-streamDone
 	if tlsErr := <-tlsDone; err == nil {
 		err = tlsErr
