@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lastro/collections/egress"
+	"lastro/collections/pii/piitest"
 	"lastro/engine/enginetest"
 	"lastro/psp/psptest"
 	"lastro/psp/sandbox"
@@ -159,5 +160,83 @@ func TestAPSPRefusalShowsItsViolations(t *testing.T) {
 	if status != http.StatusUnprocessableEntity || !strings.Contains(raw, "psp_rejected") || !strings.Contains(raw, "cobv.devedor.cpf") ||
 		!strings.Contains(raw, "não respeita o schema") || strings.Contains(raw, e.cpf) {
 		t.Fatalf("refusal: %d %s", status, raw)
+	}
+}
+
+// TestACobVLeaksNoPersonalData: a debtor with the shared test subjects'
+// CPF and name gets a cobv naming them at the PSP, and a second charge
+// refused by a PSP whose violations quote them; neither reaches a log
+// line, an answer, or any stored item outside the sealed profile.
+func TestACobVLeaksNoPersonalData(t *testing.T) {
+	t.Parallel()
+	e := newStrictEnv(t)
+	status, reg := e.Do(t, http.MethodPost, "/v1/debtors", e.keys["operator"],
+		fmt.Sprintf(`{"document":%q,"name":%q}`, piitest.CPFDigits, piitest.Name))
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, reg)
+	}
+	dk := reg["debtorKey"].(string)
+	insts := `{"seq":1,"dueDate":"2026-09-10","principalCents":90000,"interestCents":10000}`
+	if status, out := e.Do(t, http.MethodPost, "/v1/debtors/"+dk+"/contracts", e.keys["operator"],
+		`{"contractId":"C-9","productCode":"CREDIARIO_12X","installments":[`+insts+`]}`); status != http.StatusCreated {
+		t.Fatalf("sign: %d %v", status, out)
+	}
+	var answers strings.Builder
+	status, raw := e.Raw(t, http.MethodPost, "/v1/charges", e.keys["operator"], fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-9","seq":1,"method":"PIX"}`, dk))
+	if status != http.StatusCreated || !strings.Contains(raw, `"pixType":"cobv"`) {
+		t.Fatalf("issue: %d %s", status, raw)
+	}
+	answers.WriteString(raw)
+	sent := false
+	for _, c := range e.rec.Calls() {
+		if strings.HasPrefix(c.Path, "/cobv/") && strings.Contains(string(c.Body), piitest.CPFDigits) {
+			sent = true
+		}
+	}
+	if !sent {
+		t.Fatal("the cobv did not name the debtor at the PSP")
+	}
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/oauth/token":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"access_token":"tok","token_type":"Bearer","expires_in":3600}`))
+		case strings.HasPrefix(r.URL.Path, "/webhook/"):
+			w.WriteHeader(http.StatusOK)
+		default:
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"type":"https://pix.bcb.gov.br/api/v2/error/CobVOperacaoInvalida","title":%q,"status":400,"detail":%q,`+
+				`"violacoes":[{"razao":"devedor 529.982.247-25 %s recusado","propriedade":"cobv.devedor","valor":%q}]}`,
+				piitest.Name, piitest.Email, piitest.Name, piitest.CPFDigits)
+		}
+	}))
+	t.Cleanup(refusing.Close)
+	body := fmt.Sprintf(`{"baseUrl":%q,"clientId":"c","clientSecret":"s","chave":"0f6b3c1e-2d4a-4e8b-9c7d-5a1f2e3b4c5d"}`, refusing.URL)
+	if status, out := e.Do(t, http.MethodPut, "/v1/tenant/psp", e.keys["supervisor"], body); status != http.StatusOK {
+		t.Fatalf("settings: %d %v", status, out)
+	}
+	status, raw = e.Raw(t, http.MethodPost, "/v1/charges", e.keys["operator"], fmt.Sprintf(`{"debtorKey":%q,"contractId":"C-9","seq":1,"method":"PIX"}`, dk))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(raw, "cobv.devedor") {
+		t.Fatalf("refused: %d %s", status, raw)
+	}
+	answers.WriteString(raw)
+	for where, text := range map[string]string{"answers": answers.String(), "logs": e.Logs.String()} {
+		if leaks := piitest.Leaks(text); len(leaks) > 0 {
+			t.Errorf("the %s show %v", where, leaks)
+		}
+	}
+	items := 0
+	for _, it := range e.ScanAll(t) {
+		if strings.Contains(fmt.Sprintf("%v", it["SK"]), "PROFILE") {
+			continue // the sealed profile: encrypted
+		}
+		items++
+		if leaks := piitest.Leaks(fmt.Sprintf("%v", it)); len(leaks) > 0 {
+			t.Errorf("an item shows %v: %v", leaks, it["SK"])
+		}
+	}
+	if items < 5 {
+		t.Fatalf("scanned only %d items", items)
 	}
 }

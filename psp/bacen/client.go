@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -356,7 +357,7 @@ func (c *Client) do(ctx context.Context, method, path, route, scope string, in, 
 		tok.SetAuthHeader(req)
 		var resp *http.Response
 		if resp, err = c.http.Do(req); err == nil {
-			return c.answer(resp, method, route, out)
+			return c.answer(resp, method, route, out, c.sensitive(in))
 		}
 	}
 	// The token endpoint refusing our credentials (or the scope) is the
@@ -374,8 +375,42 @@ func (c *Client) do(ctx context.Context, method, path, route, scope string, in, 
 	return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, route, redact(err))
 }
 
-// answer reads the PSP's answer to method route into out.
-func (c *Client) answer(resp *http.Response, method, route string, out any) error {
+// sensitive are the personal values a request carried, which a PSP's
+// refusal may quote back: the Pix key (a CPF, a phone or an e-mail may
+// be one) and a devedor's document and each word of its name.
+func (c *Client) sensitive(in any) []string {
+	vals := []string{c.chave}
+	var d *psp.Devedor
+	switch r := in.(type) {
+	case psp.CobRequest:
+		d = r.Devedor
+	case *psp.CobRequest:
+		d = r.Devedor
+	}
+	if d != nil {
+		vals = append(vals, d.CPF, d.CNPJ)
+		vals = append(vals, strings.Fields(d.Nome)...)
+	}
+	return vals
+}
+
+// redactValues blanks in s every value of vals (of two characters or more),
+// whatever its case.
+func redactValues(s string, vals []string) string {
+	for _, v := range vals {
+		if len(v) < 2 {
+			continue
+		}
+		// One pass, replacements never rescanned.
+		s = regexp.MustCompile("(?i)"+regexp.QuoteMeta(v)).ReplaceAllLiteralString(s, "[redacted]")
+	}
+	return s
+}
+
+// answer reads the PSP's answer to method route into out; a refusal's
+// texts lose the request's personal values (vals) and anything that
+// looks like personal data.
+func (c *Client) answer(resp *http.Response, method, route string, out any, vals []string) error {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
@@ -389,7 +424,11 @@ func (c *Client) answer(resp *http.Response, method, route string, out any) erro
 	case resp.StatusCode >= 300:
 		var p problem
 		_ = json.Unmarshal(raw, &p)
-		return &psp.RejectedError{Status: resp.StatusCode, Type: p.kind(), Route: method + " " + route, Violations: p.violations()}
+		vs := p.violations()
+		for i := range vs {
+			vs[i].Razao, vs[i].Propriedade = redactValues(vs[i].Razao, vals), redactValues(vs[i].Propriedade, vals)
+		}
+		return &psp.RejectedError{Status: resp.StatusCode, Type: p.kind(), Route: method + " " + route, Violations: vs}
 	}
 	if out == nil {
 		return nil
