@@ -133,9 +133,10 @@ func (a *app) serveWebhookTLS(ctx context.Context, cfg config, done chan<- error
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.PSPWebhookTLSAddr, err)
 	}
-	ln := tls.NewListener(raw, engine.WebhookTLSConfig(cert))
 	ctx, cancel := context.WithCancel(ctx)
-	go func() { done <- httpserve.Run(ctx, ln, a.MutualTLSHandler(), cfg.Limits, 15*time.Second, a.log) }()
+	go func() {
+		done <- httpserve.RunTLS(ctx, raw, a.MutualTLSHandler(), cfg.Limits, 15*time.Second, a.log, engine.WebhookTLSConfig(cert))
+	}()
 	a.log.Info("PSP webhook listener on mutual TLS: each call's client certificate is checked against its tenant's webhook TLS settings",
 		"addr", raw.Addr().String())
 	return cancel, nil
