@@ -339,7 +339,7 @@ func (s *Service) pixWebhook(c echo.Context) error {
 // listener's server (docs/adr/0070): the same paths and body as the
 // signed route, authenticated by the client certificate the TLS
 // handshake received instead of the HMAC headers. The path names the
-// tenant; the certificate must be one the tenant's PSP settings trust
+// tenant; the certificate must be one the tenant's webhook TLS setting trusts
 // (tenant.VerifyWebhookClient), so a certificate another tenant trusts
 // opens nothing here.
 func (s *Service) MutualTLSRoutes(srv *web.Server) {

@@ -445,7 +445,7 @@ func (s *Service) pspRoutes(srv *web.Server, roles []web.Role) {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, t.PSP().View())
+		return c.JSON(http.StatusOK, t.PSPView())
 	})
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/psp",
 		Summary: "Configure the tenant's Pix PSP (BACEN Pix API): base URL, OAuth2 client, mutual-TLS certificate, Pix key (chave) and the " +

@@ -32,10 +32,6 @@ type PSPSettings struct {
 	// no cobv: every Pix charge is then a cob for today's quote
 	// (docs/adr/0069).
 	CobVDisabled bool `json:"cobvDisabled,omitempty"`
-	// WebhookTLS is how the PSP's mutual-TLS webhook calls are told from
-	// anyone else's: set by PUT /v1/tenant/psp/webhook-tls, kept when the
-	// rest of the settings are replaced (docs/adr/0070).
-	WebhookTLS *WebhookTLS `json:"webhookTls,omitempty"`
 }
 
 // PSP is the tenant's configured PSP, nil when none is (the engine's
@@ -71,7 +67,7 @@ func (p *PSPSettings) View() PSPView {
 		return PSPView{}
 	}
 	return PSPView{Configured: true, BaseURL: p.BaseURL, TokenURL: p.TokenURL, ClientID: p.ClientID, WebhookURL: p.WebhookURL,
-		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != "", CobVDisabled: p.CobVDisabled, WebhookTLS: p.WebhookTLS.View()}
+		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != "", CobVDisabled: p.CobVDisabled}
 }
 
 // Bounds of the PSP settings, checked before anything is parsed.
@@ -139,18 +135,12 @@ func vschar(s string) bool {
 // A new call replaces the whole configuration. Conditioned on the
 // tenant's version.
 func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPView, error) {
-	if in.WebhookTLS != nil {
-		return PSPView{}, errs.E(errs.Invalid, "invalid_psp_settings", "webhookTls is set by PUT /v1/tenant/psp/webhook-tls")
-	}
 	if err := in.validate(s); err != nil {
 		return PSPView{}, err
 	}
+	// The webhook's mutual-TLS trust (webhooktls.go) is kept beside, not
+	// inside, the PSP settings: a new configuration keeps it.
 	sec := t.secrets
-	// The webhook's mutual-TLS trust has its own route: a new PSP
-	// configuration keeps it.
-	if old := sec.PSP; old != nil {
-		in.WebhookTLS = old.WebhookTLS
-	}
 	sec.PSP = &in
 	raw, err := json.Marshal(sec)
 	if err != nil {
@@ -160,5 +150,7 @@ func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPVie
 	if err := s.setVersioned(ctx, t, "psp", upd); err != nil {
 		return PSPView{}, err
 	}
-	return in.View(), nil
+	v := in.View()
+	v.WebhookTLS = sec.PSPWebhookTLS.View()
+	return v, nil
 }

@@ -113,9 +113,7 @@ func (s *Service) SetWebhookTLS(ctx context.Context, t *Tenant, in WebhookTLS) (
 	if sec.PSP == nil {
 		return WebhookTLSView{}, errs.E(errs.Rule, "psp_not_configured", "configure the tenant's PSP first (PUT /v1/tenant/psp)")
 	}
-	p := *sec.PSP
-	p.WebhookTLS = &in
-	sec.PSP = &p
+	sec.PSPWebhookTLS = &in
 	raw, err := json.Marshal(sec)
 	if err != nil {
 		return WebhookTLSView{}, err
@@ -125,6 +123,16 @@ func (s *Service) SetWebhookTLS(ctx context.Context, t *Tenant, in WebhookTLS) (
 		return WebhookTLSView{}, err
 	}
 	return *in.View(), nil
+}
+
+// PSPView is what the API shows of the tenant's PSP settings, their
+// webhook TLS trust included.
+func (t *Tenant) PSPView() PSPView {
+	v := t.PSP().View()
+	if v.Configured {
+		v.WebhookTLS = t.secrets.PSPWebhookTLS.View()
+	}
+	return v
 }
 
 // ErrWebhookClient is VerifyWebhookClient's refusal: it never says which
@@ -139,21 +147,21 @@ var ErrWebhookClient = errs.E(errs.Unauth, "client_certificate_refused",
 // for client authentication. A tenant without WebhookTLS trusts none, so
 // another tenant's certificate never opens its webhook.
 func (t *Tenant) VerifyWebhookClient(chain []*x509.Certificate, now time.Time) error {
-	p := t.PSP()
-	if p == nil || p.WebhookTLS == nil || len(chain) == 0 {
+	w := t.secrets.PSPWebhookTLS
+	if t.secrets.PSP == nil || w == nil || len(chain) == 0 {
 		return ErrWebhookClient
 	}
 	leaf := chain[0]
 	if now.Before(leaf.NotBefore) || now.After(leaf.NotAfter) {
 		return ErrWebhookClient
 	}
-	pinned, _ := parseCerts(p.WebhookTLS.PinnedCertPEM)
+	pinned, _ := parseCerts(w.PinnedCertPEM)
 	for _, c := range pinned {
 		if fingerprint(c) == fingerprint(leaf) {
 			return nil
 		}
 	}
-	cas, _ := parseCerts(p.WebhookTLS.ClientCAsPEM)
+	cas, _ := parseCerts(w.ClientCAsPEM)
 	if len(cas) == 0 {
 		return ErrWebhookClient
 	}
