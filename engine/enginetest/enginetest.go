@@ -38,6 +38,7 @@ import (
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/engine"
+	"lastro/psp/psptest"
 	"lastro/psp/sandbox"
 	"lastro/psp/tenantpsp"
 	"lastro/tenant"
@@ -129,7 +130,10 @@ type Env struct {
 	// Sandbox is the sandbox PSP at SandboxURL (PixSandbox only).
 	Sandbox    *sandbox.Sandbox
 	SandboxURL string
-	sbSrv      *httptest.Server
+	// PSPRecorder is the recording PSP in front of the sandbox (New with
+	// PixSandbox, when the Pix API document is present), nil otherwise.
+	PSPRecorder *psptest.Recorder
+	sbSrv       *httptest.Server
 
 	srv       *httptest.Server
 	key       []byte // the data key (SharedWith passes it on)
@@ -139,13 +143,28 @@ type Env struct {
 	used      map[string]bool
 }
 
-// New starts an engine for t; it stops when the test ends.
+// New starts an engine for t; it stops when the test ends. With
+// PixSandbox and no SandboxWrap, the sandbox sits behind the recording
+// PSP of psp/psptest when the Central Bank's Pix API document is beside
+// the repository: every call the engine makes to it, and every answer,
+// is checked against the document (Env.PSPRecorder).
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var rec *psptest.Recorder
+	if o.sandbox && o.sbWrap == nil {
+		if spec := psptest.LoadIfPresent(t); spec != nil {
+			opts = append(opts, SandboxWrap(func(h http.Handler) http.Handler { rec = spec.Strict(t, "", h); return rec }))
+		}
+	}
 	env, err := Open(opts...)
 	if err != nil {
 		t.Fatalf("enginetest: %v", err)
 	}
+	env.PSPRecorder = rec
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("enginetest: close: %v", err)
