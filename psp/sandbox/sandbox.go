@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,10 +95,12 @@ type Options struct {
 	AutoSettleRefunds bool
 }
 
-// Receiver is the sandbox's receiver, as its cobv answers name it
+// receiver is the sandbox's receiver, as its cobv answers name it
 // (recebedor): a synthetic company with valid check digits.
-var Receiver = psp.Recebedor{CNPJ: "11222333000181", Nome: "LASTRO SANDBOX", Logradouro: "Rua de Teste, 1", Cidade: "Sao Paulo",
-	UF: "SP", CEP: "01001000"}
+func receiver() psp.Recebedor {
+	return psp.Recebedor{CNPJ: "11222333000181", Nome: "LASTRO SANDBOX", Logradouro: "Rua de Teste, 1", Cidade: "Sao Paulo",
+		UF: "SP", CEP: "01001000"}
+}
 
 // Sandbox is the stand-in PSP. Its state lives in memory.
 type Sandbox struct {
@@ -131,7 +134,9 @@ type hook struct {
 
 // Scopes are the OAuth2 scopes the sandbox serves; a token asked with no
 // scope gets them all (the server's default, RFC 6749 section 3.3).
-var Scopes = []string{"cob.write", "cob.read", "cobv.write", "cobv.read", "webhook.write", "webhook.read", "pix.write", "pix.read"}
+func Scopes() []string {
+	return []string{"cob.write", "cob.read", "cobv.write", "cobv.read", "webhook.write", "webhook.read", "pix.write", "pix.read"}
+}
 
 type record struct {
 	kind    psp.Kind
@@ -325,13 +330,13 @@ func (s *Sandbox) token(w http.ResponseWriter, r *http.Request) {
 	}
 	scopes := strings.Fields(r.PostFormValue("scope"))
 	for _, sc := range scopes {
-		if !slicesContains(Scopes, sc) {
+		if !slices.Contains(Scopes(), sc) {
 			answer(w, http.StatusBadRequest, map[string]string{"error": "invalid_scope"})
 			return
 		}
 	}
 	if len(scopes) == 0 {
-		scopes = Scopes
+		scopes = Scopes()
 	}
 	tok := randomHex(24)
 	s.mu.Lock()
@@ -344,15 +349,6 @@ func (s *Sandbox) token(w http.ResponseWriter, r *http.Request) {
 	s.tokens[tok] = grant{until: now.Add(time.Hour), scopes: scopes}
 	s.mu.Unlock()
 	answer(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": strings.Join(scopes, " ")})
-}
-
-func slicesContains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // expireTokens drops the expired tokens and, if the map is still full,
@@ -397,7 +393,7 @@ func (s *Sandbox) authed(scope string, h http.HandlerFunc) http.HandlerFunc {
 			}
 			need = string(kind) + scope
 		}
-		if !slicesContains(g.scopes, need) {
+		if !slices.Contains(g.scopes, need) {
 			problem(w, http.StatusForbidden, "AcessoNegado", "the token does not carry the scope "+need)
 			return
 		}
@@ -477,7 +473,7 @@ func (s *Sandbox) put(w http.ResponseWriter, r *http.Request) {
 		// field 54 out and the app reads the amount at the location.
 		code.AmountCents, _ = psp.ParseValor(p.Valor.Original)
 	} else {
-		recv := Receiver
+		recv := receiver()
 		p.Recebedor = &recv
 	}
 	if p.PixCopiaECola, err = brcode.Build(code); err != nil {
@@ -511,7 +507,8 @@ func (s *Sandbox) shown(rec *record) any {
 	if rec.kind != psp.CobV {
 		return rec.p
 	}
-	return cobvAnswer{CobPayload: rec.p, Logradouro: Receiver.Logradouro, Cidade: Receiver.Cidade, UF: Receiver.UF, CEP: Receiver.CEP}
+	r := receiver()
+	return cobvAnswer{CobPayload: rec.p, Logradouro: r.Logradouro, Cidade: r.Cidade, UF: r.UF, CEP: r.CEP}
 }
 
 // operationInvalid is the API's error type for a refused cob or cobv.
@@ -766,7 +763,7 @@ func (s *Sandbox) getWebhook(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusNotFound, "WebhookNaoEncontrado", "no webhook for this key")
 		return
 	}
-	answer(w, http.StatusOK, map[string]string{"webhookUrl": h.url, "chave": r.PathValue("chave"), "cnpj": Receiver.CNPJ,
+	answer(w, http.StatusOK, map[string]string{"webhookUrl": h.url, "chave": r.PathValue("chave"), "cnpj": receiver().CNPJ,
 		"criacao": h.created.UTC().Format(time.RFC3339)})
 }
 
@@ -893,12 +890,10 @@ func (s *Sandbox) SettleRefund(ctx context.Context, e2e, id string) (*Paid, erro
 		return nil, bad("no refund %q of the payment", id)
 	}
 	payment := *p
-	payment.Devolucoes = slicesClone(p.Devolucoes)
+	payment.Devolucoes = slices.Clone(p.Devolucoes)
 	s.mu.Unlock()
 	return s.deliver(ctx, &delivery{chave: payment.Chave, notice: psp.Notice{Pix: []psp.Payment{payment}}, rec: rec})
 }
-
-func slicesClone[T any](v []T) []T { return append([]T(nil), v...) }
 
 func (s *Sandbox) settleRefund(w http.ResponseWriter, r *http.Request) {
 	var in struct {
