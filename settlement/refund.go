@@ -164,7 +164,9 @@ func (s *Service) Refund(ctx context.Context, t *tenant.Tenant, settlementID str
 	}
 	out.Status, out.RtrID = rf.Status, rf.RtrID
 	if rf.Status == RefundDone {
-		rf.ReturnedAt = at.SettledAt
+		if rf.ReturnedAt == "" {
+			rf.ReturnedAt = at.SettledAt
+		}
 		return s.reverseRefund(ctx, t, rf, out)
 	}
 	return out, nil
@@ -307,7 +309,14 @@ func (s *Service) settleRefund(ctx context.Context, t *tenant.Tenant, rf *refund
 	if err != nil {
 		var tc *kit.TxCanceled
 		if errors.Is(err, kit.ErrConditionFailed) || errors.As(err, &tc) {
-			// Another call recorded it first: theirs stands.
+			// Another call recorded a status first — the webhook's
+			// DEVOLVIDO may outrun the PUT's own answer. A final status,
+			// or the one we meant, stands and is adopted.
+			cur, rerr := s.refundRecord(ctx, t, rf.SettlementID, rf.RefundID)
+			if rerr == nil && cur != nil && (cur.Status == status || finalRefund(cur.Status)) {
+				*rf = *cur
+				return nil
+			}
 			return errs.E(errs.Transient, "refund_contended", "the refund is changing concurrently; ask again with the same refundId")
 		}
 		return fmt.Errorf("settlement: record the refund's status: %w", err)
@@ -317,6 +326,11 @@ func (s *Service) settleRefund(ctx context.Context, t *tenant.Tenant, rf *refund
 		rf.RtrID = rtrID
 	}
 	return nil
+}
+
+// finalRefund reports whether a refund's status can change no more.
+func finalRefund(status string) bool {
+	return status == RefundDone || status == RefundFailed || status == RefundRejected
 }
 
 // reverseRefund takes a returned refund back off the contract through

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contract"
 	"lastro/engine/enginetest"
 	"lastro/psp/psptest"
+	"lastro/psp/sandbox"
 	"lastro/settlement"
 )
 
@@ -119,5 +121,34 @@ func TestARefundIsAskedOnceAndReversedOnce(t *testing.T) {
 	}
 	if reversed != 1 {
 		t.Fatalf("%d SettlementReversed events, want 1", reversed)
+	}
+}
+
+// TestARefundTheSandboxSettlesAtOnce: with the PSP returning the money
+// at once (the in-process sandbox of serve), its DEVOLVIDO notice may
+// outrun the answer to the PUT; the ask still answers, and the balance is
+// reversed once.
+func TestARefundTheSandboxSettlesAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newPSPEnv(t, enginetest.SandboxOptions(func(o *sandbox.Options) { o.AutoSettleRefunds = true }))
+	id, _ := e.issue(t, 1)
+	_, paid := e.pay(t, id, true)
+	e2e := paid.Payment.EndToEndID
+	status, out := e.refund(t, e2e, `{"refundId":"rf1","amountCents":100000}`)
+	if status != http.StatusOK || (out["status"] != settlement.RefundProcessing && out["status"] != settlement.RefundDone) {
+		t.Fatalf("refund: %d %v", status, out)
+	}
+	for range 500 {
+		if e.reversals(t, e2e) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // the sandbox settles on its own goroutine
+	}
+	if n := e.reversals(t, e2e); n != 1 {
+		t.Fatalf("%d reversals, want 1", n)
+	}
+	status, out = e.refund(t, e2e, `{"refundId":"rf1","amountCents":100000}`)
+	if status != http.StatusOK || out["status"] != settlement.RefundDone || out["alreadyRequested"] != true || e.reversals(t, e2e) != 1 {
+		t.Fatalf("again: %d %v", status, out)
 	}
 }
