@@ -280,3 +280,9 @@ func (s *Service) Supersede(ctx context.Context, t *tenant.Tenant, dk, contractI
 	defer cancel()
 	_, _ = s.CancelSuperseded(ctx, t, dk, contractID, seqs, except)
 }
+
+// PSP is the tenant's Pix PSP for a call that is not about one charge (a
+// refund of a payment): 422 psp_not_configured when it has none.
+func (s *Service) PSP(ctx context.Context, t *tenant.Tenant) (psp.PSP, error) {
+	return s.provider(ctx, t)
+}

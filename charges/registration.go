@@ -215,7 +215,7 @@ func (s *Service) GenerateRemessa(ctx context.Context, t *tenant.Tenant) (*Remes
 		if err := attributevalue.UnmarshalMap(it, &p); err != nil {
 			return nil, fmt.Errorf("charges: decode pending registration: %w", err)
 		}
-		payer, err := s.debtors.Payer(ctx, t, p.DebtorKey)
+		payer, err := s.debtors.BoletoPayer(ctx, t, p.DebtorKey)
 		if err != nil {
 			return nil, fmt.Errorf("charges: the payer of a pending registration: %w", err)
 		}

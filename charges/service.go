@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -42,6 +43,7 @@ type Service struct {
 	psps     Provider
 	debtors  *debtor.Service // opens payers for shipping files and slips (registration.go)
 	sealer   pii.Sealer      // seals shipping files (registration.go)
+	payers   Payers
 	// newID generates a charge id; tests replace it to force a collision.
 	newID func(method string) string
 }
@@ -61,6 +63,16 @@ type Deps struct {
 	// no shipping file is written.
 	Debtors *debtor.Service
 	Sealer  pii.Sealer
+	// Payers gives the devedor a cobv names; nil: every Pix charge at a
+	// PSP is a cob (the API refuses a cobv without its debtor).
+	Payers Payers
+}
+
+// Payers opens the debtor a charge is addressed to (debtor.Service.Payer,
+// adapted by the engine): CPF or CNPJ and name, in process, for the one
+// request to the PSP. Nil with no error when the debtor cannot be named.
+type Payers interface {
+	Payer(ctx context.Context, t *tenant.Tenant, debtorKey string) (*psp.Devedor, error)
 }
 
 // Provider resolves a tenant's Pix PSP (psp/tenantpsp); nil when it has none.
@@ -71,7 +83,7 @@ type Provider interface {
 // NewService returns the charges service.
 func NewService(d Deps) *Service {
 	return &Service{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, idem: d.Idem, psps: d.PSPs, debtors: d.Debtors,
-		sealer: d.Sealer, newID: NewChargeID}
+		sealer: d.Sealer, payers: d.Payers, newID: NewChargeID}
 }
 
 func (s *Service) db(t *tenant.Tenant) *kit.Tenant { return s.kit.Tenant(t.ID, t.CursorKey()) }
@@ -114,7 +126,20 @@ type Issued struct {
 	Location      string `json:"location,omitempty"`
 	// Registration is a boleto's standing with its bank (registration.go).
 	Registration *Registration `json:"registration,omitempty"`
+	// CobFallback says why an instalment not yet late got a cob (today's
+	// quote for 24 hours) instead of a cobv: TENANT_SETTING (its PSP
+	// settings say cobvDisabled), PSP_REFUSED_COBV (the PSP answered that
+	// it takes no cobv) or NO_DEBTOR (no document and name to name the
+	// devedor with). Empty otherwise.
+	CobFallback string `json:"cobFallback,omitempty"`
 }
+
+// Why a cob was issued where a cobv would have been.
+const (
+	FallbackTenantSetting = "TENANT_SETTING"
+	FallbackPSPRefused    = "PSP_REFUSED_COBV"
+	FallbackNoDebtor      = "NO_DEBTOR"
+)
 
 // Validity says how long a charge is payable for its quoted amount: a Pix
 // cob for Seconds after it was created (the Central Bank's cob
@@ -318,30 +343,45 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 			return nil, pspError(err)
 		}
 	}
-	kind, err := pixKind(in, provider, p, st, a, owed)
+	kind, fallback, err := pixKind(in, provider, p, st, a, owed, t.PSP())
 	if err != nil {
 		return nil, err
 	}
-	var validity Validity
-	var expires time.Time
-	switch {
-	case in.Method == BOLETO:
-		validity = Validity{Rule: RuleBoletoDueDate, DueDate: payDate.String()}
-		expires = payDate.AddDays(1).Midnight(t.Location).Add(-time.Second)
-	case kind == psp.CobV:
-		// The quote (no charges) holds through the due date; later the
-		// PSP asks for the fine and interest, which the settlement
-		// assesses the same way on the payment date (ADR 0037).
-		validity = Validity{Rule: RulePixDueDate, DueDate: a.PayableUntil.String(), DaysAfterDue: PixDaysAfterDue}
-		expires = a.PayableUntil.AddDays(1).Midnight(t.Location).Add(-time.Second)
-	default:
-		validity = Validity{Rule: RulePixExpiration, Seconds: int(PixExpiration / time.Second)}
-		expires = now.Add(PixExpiration).Truncate(time.Second)
+	var debtor *psp.Devedor
+	if kind == psp.CobV {
+		if debtor, err = s.payer(ctx, t, in.DebtorKey); err != nil {
+			return nil, err
+		}
+		if debtor == nil {
+			// No devedor, no cobv (the API requires it): today's quote.
+			if in.PixType == string(psp.CobV) {
+				return nil, errs.E(errs.Rule, "cobv_not_applicable", "a cobv names its debtor (CPF or CNPJ and name), and this debtor has none on file; issue a cob")
+			}
+			kind, fallback = psp.Cob, FallbackNoDebtor
+		}
 	}
-	exp := expires.In(t.Location).Format(time.RFC3339)
-	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(), ExpiresAt: exp, Validity: validity,
+	out := &Issued{Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: owed.Total(),
 		ComputedFor: payDate.String(), DueDate: inst.DueDate, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy,
-		PixType: string(kind)}
+		PixType: string(kind), CobFallback: fallback}
+	validity := func() (Validity, string) {
+		var v Validity
+		var expires time.Time
+		switch {
+		case in.Method == BOLETO:
+			v = Validity{Rule: RuleBoletoDueDate, DueDate: payDate.String()}
+			expires = payDate.AddDays(1).Midnight(t.Location).Add(-time.Second)
+		case psp.Kind(out.PixType) == psp.CobV:
+			// The quote (no charges) holds through the due date; later the
+			// PSP asks for the fine and interest, which the settlement
+			// assesses the same way on the payment date (ADR 0037).
+			v = Validity{Rule: RulePixDueDate, DueDate: a.PayableUntil.String(), DaysAfterDue: PixDaysAfterDue}
+			expires = a.PayableUntil.AddDays(1).Midnight(t.Location).Add(-time.Second)
+		default:
+			v = Validity{Rule: RulePixExpiration, Seconds: int(PixExpiration / time.Second)}
+			expires = now.Add(PixExpiration).Truncate(time.Second)
+		}
+		return v, expires.In(t.Location).Format(time.RFC3339)
+	}
 	ts := keys.Timestamp(now)
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	for attempt := 0; attempt < 3; attempt++ {
@@ -358,14 +398,17 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		// idempotent overwrite, and a charge item without a payable code
 		// would be worse than a PSP charge nobody was shown.
 		if provider != nil {
-			if err := s.createAtPSP(ctx, provider, kind, out, p, a.PayableUntil); err != nil {
+			if err := s.createAtPSP(ctx, provider, in.PixType == "", out, p, a.PayableUntil, debtor); err != nil {
 				return nil, err
 			}
+			kind = psp.Kind(out.PixType)
 		}
+		out.Validity, out.ExpiresAt = validity()
+		exp := out.ExpiresAt
 		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
 			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
 			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: exp,
-			Validity: validity, CreatedAt: ts, Barcode: out.Barcode, PixType: out.PixType, PixCopiaECola: out.PixCopiaECola, Location: out.Location, Version: 1})
+			Validity: out.Validity, CreatedAt: ts, Barcode: out.Barcode, PixType: out.PixType, PixCopiaECola: out.PixCopiaECola, Location: out.Location, Version: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +432,17 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 			out.Registration = reg
 			actions = append(actions, kit.PutAction(pending, &notExists))
 		}
-		err = s.db(t).Transact(ctx, append(actions, kit.PutAction(item, &notExists))...)
+		actions = append(actions, kit.PutAction(item, &notExists))
+		if provider != nil {
+			// Its reconcile check, in the same commit: no charge at a PSP
+			// escapes the scheduled reconcile (docs/adr/0070).
+			check, err := pixCheckAction(t.ID, out.ChargeID, out.PixType, now, out.Validity, exp, t.Location)
+			if err != nil {
+				return nil, err
+			}
+			actions = append(actions, check)
+		}
+		err = s.db(t).Transact(ctx, actions...)
 		if err == nil {
 			return out, nil
 		}
@@ -450,45 +503,91 @@ func barcode(t *tenant.Tenant, nn string, due calendar.Date, cents int64) (bars,
 // for a boleto): the one asked for, or cobv when the instalment is not
 // late yet and the policy's rates fit the Pix API (two decimals) — then
 // the PSP itself charges the fine and interest of a late payment — and
-// cob, today's quote for 24 hours, otherwise (ADR 0037).
-func pixKind(in Input, provider psp.PSP, p *policy.Charges, st State, a Assessment, owed Components) (psp.Kind, error) {
+// cob, today's quote for 24 hours, otherwise (ADR 0037); also a cob, with
+// the fallback's reason, when the tenant's PSP settings say it takes no
+// cobv (ADR 0069).
+func pixKind(in Input, provider psp.PSP, p *policy.Charges, st State, a Assessment, owed Components, set *tenant.PSPSettings) (psp.Kind, string, error) {
 	if in.Method != PIX {
-		return "", nil
+		return "", "", nil
 	}
 	if provider == nil {
 		if in.PixType != "" {
-			return "", errs.E(errs.Rule, "psp_not_configured", "pixType needs a PSP: configure one with PUT /v1/tenant/psp")
+			return "", "", errs.E(errs.Rule, "psp_not_configured", "pixType needs a PSP: configure one with PUT /v1/tenant/psp")
 		}
-		return "", nil
+		return "", "", nil
 	}
 	_, fineErr := psp.FormatPercent(p.FinePercent)
 	_, interestErr := psp.FormatPercent(p.LateInterestMonthlyPercent)
 	cobv := a.DaysLate == 0 && st.ChargedThrough.IsZero() && owed.Fine == 0 && owed.LateInterest == 0 && fineErr == nil && interestErr == nil
+	disabled := set != nil && set.CobVDisabled
 	switch psp.Kind(in.PixType) {
 	case psp.Cob:
-		return psp.Cob, nil
+		return psp.Cob, "", nil
 	case psp.CobV:
+		if disabled {
+			return "", "", errs.E(errs.Rule, "cobv_not_applicable", "the tenant's PSP settings say it takes no cobv (cobvDisabled); issue a cob")
+		}
 		if !cobv {
-			return "", errs.E(errs.Rule, "cobv_not_applicable",
+			return "", "", errs.E(errs.Rule, "cobv_not_applicable",
 				"a cobv is for an instalment not yet late, with no charges assessed, under rates of at most two decimals; issue a cob")
 		}
-		return psp.CobV, nil
+		return psp.CobV, "", nil
 	}
-	if cobv {
-		return psp.CobV, nil
+	switch {
+	case cobv && disabled:
+		return psp.Cob, FallbackTenantSetting, nil
+	case cobv:
+		return psp.CobV, "", nil
 	}
-	return psp.Cob, nil
+	return psp.Cob, "", nil
+}
+
+// payer is the devedor of a cobv for debtor dk, nil when there is none
+// to name (no profile, or no Payers wired).
+func (s *Service) payer(ctx context.Context, t *tenant.Tenant, dk string) (*psp.Devedor, error) {
+	if s.payers == nil {
+		return nil, nil
+	}
+	d, err := s.payers.Payer(ctx, t, dk)
+	if err != nil {
+		return nil, fmt.Errorf("charges: the debtor to name on the cobv: %w", err)
+	}
+	return d, nil
+}
+
+// refusesCobV reports whether a PSP's refusal of a cobv says it takes
+// none (the receiver's contract lacks it: 403 AcessoNegado; or the
+// route is not there: 404, 405, 501), as opposed to refusing this one
+// (400 with its violations), which is shown to the operator instead.
+func refusesCobV(err error) bool {
+	var re *psp.RejectedError
+	if errors.As(err, &re) {
+		switch re.Status {
+		case http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			return true
+		}
+	}
+	return errors.Is(err, psp.ErrNotFound)
 }
 
 // createAtPSP creates the PSP charge of out under its txid and records
-// the code and location it answers.
-func (s *Service) createAtPSP(ctx context.Context, provider psp.PSP, kind psp.Kind, out *Issued, p *policy.Charges, due calendar.Date) error {
+// the code and location it answers. A cobv the PSP answers it cannot take
+// becomes a cob for today's quote when mayFallBack (the caller did not
+// ask for a cobv by name): out.PixType and CobFallback say so. The
+// devedor goes only on a cobv, which requires it: a cob is paid without
+// the PSP learning the debtor's document.
+func (s *Service) createAtPSP(ctx context.Context, provider psp.PSP, mayFallBack bool, out *Issued, p *policy.Charges, due calendar.Date,
+	debtor *psp.Devedor) error {
 	var ch *psp.Charge
 	var err error
-	if kind == psp.CobV {
+	if psp.Kind(out.PixType) == psp.CobV {
 		ch, err = provider.CreateCobV(ctx, psp.CobVInput{TxID: out.ChargeID, AmountCents: out.AmountCents, DueDate: due,
-			ValidAfterDueDays: PixDaysAfterDue, FinePercent: p.FinePercent, InterestMonthly: p.LateInterestMonthlyPercent})
-	} else {
+			ValidAfterDueDays: PixDaysAfterDue, FinePercent: p.FinePercent, InterestMonthly: p.LateInterestMonthlyPercent, Debtor: debtor})
+		if err != nil && mayFallBack && refusesCobV(err) {
+			out.PixType, out.CobFallback = string(psp.Cob), FallbackPSPRefused
+		}
+	}
+	if psp.Kind(out.PixType) == psp.Cob {
 		ch, err = provider.CreateCob(ctx, psp.CobInput{TxID: out.ChargeID, AmountCents: out.AmountCents,
 			ExpirationSeconds: int(PixExpiration / time.Second)})
 	}

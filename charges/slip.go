@@ -103,7 +103,7 @@ func (s *Service) payerParty(ctx context.Context, t *tenant.Tenant, dk string) (
 	if s.debtors == nil {
 		return slip.Party{}, errs.E(errs.Rule, "slip_not_configured", "this engine was built without the payer reader")
 	}
-	p, err := s.debtors.Payer(ctx, t, dk)
+	p, err := s.debtors.BoletoPayer(ctx, t, dk)
 	if err != nil {
 		return slip.Party{}, err
 	}

@@ -7,10 +7,12 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +25,7 @@ import (
 	"lastro/charges"
 	"lastro/collections/clock"
 	"lastro/collections/egress"
+	"lastro/collections/errs"
 	"lastro/collections/idem"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
@@ -34,6 +37,7 @@ import (
 	"lastro/debtor"
 	"lastro/policy"
 	"lastro/portfolio"
+	"lastro/psp"
 	"lastro/psp/tenantpsp"
 	"lastro/settlement"
 	"lastro/settlement/returns"
@@ -177,7 +181,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 		Clock: e.Clock, Logger: e.Log, Owner: d.Owner})
 	e.PSPs = tenantpsp.New(e.Tenants, d.Egress)
 	e.Charges = charges.NewService(charges.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
-		PSPs: e.PSPs, Debtors: e.Debtors, Sealer: e.Sealer})
+		PSPs: e.PSPs, Debtors: e.Debtors, Sealer: e.Sealer, Payers: payers{e.Debtors}})
 	e.Settlement = settlement.NewService(settlement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock,
 		Charges: e.Charges})
 	e.Arrangements = arrangement.NewService(arrangement.Deps{Kit: e.Kit, Tenants: e.Tenants, Policies: e.Policies, Clock: e.Clock, Idem: e.Idem,
@@ -236,6 +240,54 @@ func (e *Engine) ready(c echo.Context) error {
 
 // Handler is the engine's HTTP API.
 func (e *Engine) Handler() http.Handler { return e.Web.Echo }
+
+// MutualTLSHandler is the PSP webhook listener's API (docs/adr/0070):
+// only the Pix API webhook, authenticated by the client certificate the
+// listener's TLS handshake asked for (WebhookTLSConfig), in the same
+// error shape as the API; its own OpenAPI document at /openapi.json.
+func (e *Engine) MutualTLSHandler() http.Handler {
+	srv := web.New(web.Options{Logger: e.Log, Title: "Lastro PSP webhooks over mutual TLS", BodyLimit: settlement.MaxPixBodyBytes + 1})
+	e.Settlement.MutualTLSRoutes(srv)
+	return srv.Echo
+}
+
+// WebhookTLSConfig is the mutual-TLS listener's TLS configuration: the
+// server's certificate, TLS 1.2 at least, and a client certificate
+// required of every connection. The handshake does not judge it: which
+// CAs or pins are trusted depends on the tenant the call names, which
+// only the request's path tells, so the handler verifies it
+// (tenant.VerifyWebhookClient) on the engine's clock.
+func WebhookTLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAnyClientCert}
+}
+
+// payers names a cobv's devedor from the debtor's sealed profile,
+// opened in process for the one request to the PSP (docs/adr/0069).
+type payers struct{ debtors *debtor.Service }
+
+// maxDevedorName is the Pix API's limit on devedor.nome.
+const maxDevedorName = 200
+
+func (p payers) Payer(ctx context.Context, t *tenant.Tenant, dk string) (*psp.Devedor, error) {
+	who, err := p.debtors.Payer(ctx, t, dk)
+	if errs.Is(err, errs.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	name := []rune(strings.TrimSpace(who.Name))
+	if len(name) == 0 {
+		return nil, nil
+	}
+	d := &psp.Devedor{Nome: string(name[:min(len(name), maxDevedorName)])}
+	if who.Document.Type == debtor.CPF {
+		d.CPF = who.Document.Digits()
+	} else {
+		d.CNPJ = who.Document.Digits()
+	}
+	return d, nil
+}
 
 // addressBook resolves a contact's recipient from the debtor's encrypted
 // profile, for the contact gateway's sender.

@@ -38,6 +38,7 @@ func (s *Service) Routes(srv *web.Server) {
 		Roles:   []web.Role{web.Supervisor}, Response: UnmatchedPage{}, Query: []string{"limit", "cursor"}}, s.listUnmatched)
 	s.resolveRoute(srv)
 	s.reconcileRoute(srv)
+	s.refundRoute(srv)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/settlements/reversals",
 		Summary: "Reversals to review, oldest first: Pix refunds that could not be taken back by rule (money in suspense, renegotiated instalments, credit since spent), " +
 			"with the cents not reversed (one Query on the tenant's suspense partition; ADR 0040)",
@@ -331,6 +332,71 @@ func (s *Service) pixWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.applyPixBody(c, t, body)
+}
+
+// MutualTLSRoutes registers the Pix API webhook on the mutual-TLS
+// listener's server (docs/adr/0070): the same paths and body as the
+// signed route, authenticated by the client certificate the TLS
+// handshake received instead of the HMAC headers. The path names the
+// tenant; the certificate must be one the tenant's webhook TLS setting trusts
+// (tenant.VerifyWebhookClient), so a certificate another tenant trusts
+// opens nothing here.
+func (s *Service) MutualTLSRoutes(srv *web.Server) {
+	example := pixDoc{Pix: []pixPaymentDoc{{EndToEndID: "E12345678202609241315abcdefghijk", TxID: "E9f2c1a7e4b0d3e61A7bX2kQ9mZ4pL8",
+		Valor: "1024.67", Horario: "2026-09-24T13:15:00.000Z"}}}
+	for _, path := range pixPaths {
+		srv.Handle(web.Doc{Method: http.MethodPost, Path: path,
+			Summary: "Pix API webhook over mutual TLS (the PSP posts to the registered webhookUrl + \"/pix\"), authenticated by the PSP's client certificate: " +
+				"it must chain to a CA of the tenant's webhook TLS settings, or be pinned there (PUT /v1/tenant/psp/webhook-tls), and be within its validity; " +
+				"no HMAC headers. The body and answers are those of the signed route: validated whole, each payment applied exactly once by its endToEndId",
+			Public: true, Request: example, Response: PixAnswer{},
+			Errors: []int{http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable}},
+			s.mutualTLSPixWebhook, s.tenants.LimitFailures("tenantId"))
+	}
+}
+
+var errClientCertificate = errs.E(errs.Unauth, "client_certificate_required", "this listener takes only calls with a client certificate")
+
+// mutualTLSPixWebhook is pixWebhook authenticated by the client
+// certificate: everything that needs no body (the tenant, the
+// certificate, a declared length) is checked before a byte of it is read.
+func (s *Service) mutualTLSPixWebhook(c echo.Context) error {
+	r := c.Request()
+	id := c.Param("tenantId")
+	if !tenant.ValidID(id) {
+		return errTenantNotFound
+	}
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return errClientCertificate
+	}
+	t, err := s.tenants.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := t.VerifyWebhookClient(r.TLS.PeerCertificates, s.clock.Now()); err != nil {
+		return err
+	}
+	if r.ContentLength > MaxPixBodyBytes {
+		return errBodyTooLarge(MaxPixBodyBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPixBodyBytes+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errBodyTooLarge(min(MaxPixBodyBytes, mbe.Limit))
+		}
+		return errBodyIncomplete
+	}
+	if int64(len(body)) > MaxPixBodyBytes {
+		return errBodyTooLarge(MaxPixBodyBytes)
+	}
+	return s.applyPixBody(c, t, body)
+}
+
+// applyPixBody decodes an authenticated Pix webhook body whole and
+// applies it, answering as pixWebhook says.
+func (s *Service) applyPixBody(c echo.Context, t *tenant.Tenant, body []byte) error {
 	ctx := c.Request().Context()
 	payments, err := DecodePix(body)
 	if err != nil {
@@ -414,4 +480,31 @@ func (s *Service) reconcile(c echo.Context) error {
 type reconcileFailure struct {
 	Error ResultError `json:"error"`
 	*Reconciled
+}
+
+func (s *Service) refundRoute(srv *web.Server) {
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/settlements/:settlementId/refunds",
+		Summary: "Refund (devolução) part or all of a Pix payment to its payer through the tenant's PSP (PUT /pix/{e2eid}/devolucao/{refundId}): " +
+			"exactly once by the refundId the caller gives (the same id again answers the same refund, alreadyRequested; with another amount 409); " +
+			"the refunds asked of a payment never exceed it (422 refund_exceeds_payment). Answers REQUESTED, EM_PROCESSAMENTO or DEVOLVIDO; " +
+			"once the PSP says DEVOLVIDO (here, or in the webhook's devolucoes) the balance is reopened through the reversal path, once (ADR 0069)",
+		Roles: []web.Role{web.Supervisor}, Request: RefundInput{RefundID: "rf20260924a", AmountCents: 50000, Description: "estorno"},
+		Response: Refunded{SettlementID: "E12345678202609241315abcdefghijk", RefundID: "rf20260924a", AmountCents: 50000, Status: RefundProcessing},
+		Errors:   []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}}, s.refund)
+}
+
+func (s *Service) refund(c echo.Context) error {
+	t, err := s.tenants.From(c)
+	if err != nil {
+		return err
+	}
+	var in RefundInput
+	if err := web.Bind(c, &in); err != nil {
+		return err
+	}
+	out, err := s.Refund(c.Request().Context(), t, c.Param("settlementId"), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }

@@ -61,8 +61,12 @@ type stlItem struct {
 	ReversedCreditCents int64               `dynamodbav:"reversedCreditCents,omitempty"`
 	// Bank is what a boleto's return file reported beside the amount
 	// paid (bank.go); nil for any other settlement.
-	Bank    *BankReport `dynamodbav:"bank,omitempty"`
-	Version int         `dynamodbav:"version"`
+	Bank *BankReport `dynamodbav:"bank,omitempty"`
+	// RefundRequestedCents sums the refunds the tenant asked of this Pix
+	// payment and not refused (refund.go): no ask may take it past
+	// AmountCents.
+	RefundRequestedCents int64 `dynamodbav:"refundRequestedCents,omitempty"`
+	Version              int   `dynamodbav:"version"`
 }
 
 // Applied is what a settlement paid on one instalment of its contract.

@@ -92,6 +92,9 @@ func (s *Service) ApplyPix(ctx context.Context, t *tenant.Tenant, payments []Pix
 		res.Status, res.Settlement = out.Status, out
 		for _, r := range p.Refunds {
 			ro, err := s.Reverse(ctx, t, p.EndToEndID, r)
+			if err == nil && r.Status == RefundReturned {
+				s.noteReturned(ctx, t, p.EndToEndID, r)
+			}
 			if err != nil {
 				st, e := failure(err)
 				ro = &RefundOutcome{ID: r.ID, RtrID: r.RtrID, Status: st, AmountCents: r.ValorCents, Reason: e.Code}

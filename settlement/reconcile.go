@@ -118,3 +118,88 @@ func (s *Service) cancelSuperseded(ctx context.Context, t *tenant.Tenant, out *O
 	}
 	s.charges.Supersede(ctx, t, debtorKey, out.ContractID, seqs, out.ChargeID)
 }
+
+// ReconcileRun is what one scheduled pass over a tenant's open Pix
+// charges did.
+type ReconcileRun struct {
+	Checked     int `json:"checked"`     // charges read back from the PSP
+	Applied     int `json:"applied"`     // payments applied by the pass (their webhook was lost or late)
+	Closed      int `json:"closed"`      // checks closed: paid and applied, removed, or past their validity
+	Rescheduled int `json:"rescheduled"` // checks moved later: still open, or failed for now
+	Failed      int `json:"failed"`      // checks that failed this time (retried later)
+}
+
+// MaxChecksPerPass bounds the charges one pass reads back for a tenant,
+// so a backlog is worked through over several passes, each short.
+const MaxChecksPerPass = 200
+
+// ReconcileOpen reads back, at the tenant's PSP, the open Pix charges
+// whose check is due (charges.DueChecks: one keyed Query, no Scan) and
+// applies every payment they list through Reconcile — the webhook's own
+// path, so a payment already applied answers already_applied and one
+// whose webhook was lost is applied exactly once. A paid charge whose
+// payments are all recorded, a removed one, or one past its validity is
+// closed; one still open, or whose read failed, is checked again later
+// (docs/adr/0070).
+func (s *Service) ReconcileOpen(ctx context.Context, t *tenant.Tenant) (*ReconcileRun, error) {
+	if s.charges == nil {
+		return &ReconcileRun{}, nil
+	}
+	ctx = kit.Within(ctx, "settlement.reconcile_open")
+	now := s.clock.Now()
+	due, err := s.charges.DueChecks(ctx, t, now, MaxChecksPerPass)
+	if err != nil {
+		return nil, err
+	}
+	run := &ReconcileRun{}
+	for _, c := range due {
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
+		run.Checked++
+		out, err := s.Reconcile(ctx, t, c.ChargeID)
+		done := false
+		_, code, _ := errs.Public(err)
+		switch {
+		case err != nil && (errs.Is(err, errs.NotFound) || code == "charge_not_at_psp" || code == "psp_not_configured"):
+			// Unknown here, or no longer at a PSP: nothing to heal by
+			// reading it again. (A PSP's refusal is retried: it may be
+			// the tenant's settings, fixed meanwhile.)
+			done = true
+		case err != nil:
+			run.Failed++
+		default:
+			ans := PixAnswer{Pix: out.Payments}
+			for _, p := range out.Payments {
+				if p.Status == StatusApplied {
+					run.Applied++
+				}
+			}
+			if ans.Failed() {
+				run.Failed++
+				break
+			}
+			switch out.PSPStatus {
+			case psp.StatusPaid, psp.StatusRemoved, psp.StatusRemovedByPSP:
+				done = true
+			}
+		}
+		if done {
+			if err := s.charges.CloseCheck(ctx, t, c); err != nil {
+				return run, err
+			}
+			run.Closed++
+			continue
+		}
+		kept, err := s.charges.NextCheck(ctx, t, c, now)
+		if err != nil {
+			return run, err
+		}
+		if kept {
+			run.Rescheduled++
+		} else {
+			run.Closed++
+		}
+	}
+	return run, nil
+}

@@ -27,9 +27,9 @@ type pspEnv struct {
 
 const pspTenant = "t-recon"
 
-func newPSPEnv(t *testing.T) *pspEnv {
+func newPSPEnv(t *testing.T, opts ...enginetest.Option) *pspEnv {
 	t.Helper()
-	env := enginetest.New(t, enginetest.At(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), enginetest.PixSandbox())
+	env := enginetest.New(t, append([]enginetest.Option{enginetest.At(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)), enginetest.PixSandbox()}, opts...)...)
 	e := &pspEnv{keys: env.CreateTenant(t, pspTenant)}
 	tn, err := env.Tenants.Get(t.Context(), pspTenant)
 	if err != nil {

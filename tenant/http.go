@@ -446,7 +446,7 @@ func (s *Service) pspRoutes(srv *web.Server, roles []web.Role) {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, t.PSP().View())
+		return c.JSON(http.StatusOK, t.PSPView())
 	})
 	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/psp",
 		Summary: "Configure the tenant's Pix PSP (BACEN Pix API): base URL, OAuth2 client, mutual-TLS certificate, Pix key (chave) and the " +
@@ -468,4 +468,11 @@ func (s *Service) pspRoutes(srv *web.Server, roles []web.Role) {
 		}
 		return c.JSON(http.StatusOK, out)
 	})
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/psp/webhook-tls",
+		Summary: "How the tenant's PSP is recognised on the mutual-TLS webhook listener (LASTRO_PSP_WEBHOOK_TLS_ADDR): its client certificate must chain, " +
+			"for client authentication, to one of clientCasPem, or be one of pinnedCertPem (by SHA-256); within its validity. Calls it authenticates need no " +
+			"HMAC signature. Needs a configured PSP (422 psp_not_configured); PUT /v1/tenant/psp keeps it (ADR 0070)",
+		Roles: roles, Request: WebhookTLS{ClientCAsPEM: "-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n"},
+		Response: WebhookTLSView{ClientCAs: 1, PinnedSHA256: []string{}}, Errors: []int{http.StatusConflict, http.StatusUnprocessableEntity}},
+		func(c echo.Context) error { return setSetting(s, c, s.SetWebhookTLS) })
 }

@@ -28,6 +28,10 @@ type PSPSettings struct {
 	RootCAsPEM   string `json:"rootCasPem,omitempty"`
 	Chave        string `json:"chave"`
 	WebhookURL   string `json:"webhookUrl,omitempty"`
+	// CobVDisabled says the PSP (or the tenant's contract with it) takes
+	// no cobv: every Pix charge is then a cob for today's quote
+	// (docs/adr/0069).
+	CobVDisabled bool `json:"cobvDisabled,omitempty"`
 }
 
 // PSP is the tenant's configured PSP, nil when none is (the engine's
@@ -50,6 +54,11 @@ type PSPView struct {
 	WebhookURL string `json:"webhookUrl,omitempty"`
 	MutualTLS  bool   `json:"mutualTls"`
 	CustomCAs  bool   `json:"customRootCas"`
+	// CobVDisabled: every Pix charge is a cob (docs/adr/0069).
+	CobVDisabled bool `json:"cobvDisabled"`
+	// WebhookTLS is what verifies the PSP's webhook calls on the
+	// mutual-TLS listener, when set (docs/adr/0070).
+	WebhookTLS *WebhookTLSView `json:"webhookTls,omitempty"`
 }
 
 // View is what the API shows of p.
@@ -58,7 +67,7 @@ func (p *PSPSettings) View() PSPView {
 		return PSPView{}
 	}
 	return PSPView{Configured: true, BaseURL: p.BaseURL, TokenURL: p.TokenURL, ClientID: p.ClientID, WebhookURL: p.WebhookURL,
-		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != ""}
+		MutualTLS: p.CertPEM != "", CustomCAs: p.RootCAsPEM != "", CobVDisabled: p.CobVDisabled}
 }
 
 // Bounds of the PSP settings, checked before anything is parsed.
@@ -129,6 +138,8 @@ func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPVie
 	if err := in.validate(s); err != nil {
 		return PSPView{}, err
 	}
+	// The webhook's mutual-TLS trust (webhooktls.go) is kept beside, not
+	// inside, the PSP settings: a new configuration keeps it.
 	sec := t.secrets
 	sec.PSP = &in
 	raw, err := json.Marshal(sec)
@@ -139,5 +150,7 @@ func (s *Service) SetPSP(ctx context.Context, t *Tenant, in PSPSettings) (PSPVie
 	if err := s.setVersioned(ctx, t, "psp", upd); err != nil {
 		return PSPView{}, err
 	}
-	return in.View(), nil
+	v := in.View()
+	v.WebhookTLS = sec.PSPWebhookTLS.View()
+	return v, nil
 }

@@ -84,6 +84,9 @@ type secrets struct {
 	WebhookPreviousUntil time.Time `json:"webhookPreviousUntil,omitzero"`
 	// PSP is the tenant's Pix provider (psp.go); nil: the local default.
 	PSP *PSPSettings `json:"psp,omitempty"`
+	// PSPWebhookTLS recognises the PSP on the mutual-TLS webhook listener
+	// (webhooktls.go); set only beside a PSP.
+	PSPWebhookTLS *WebhookTLS `json:"pspWebhookTls,omitempty"`
 }
 
 // DebtorKeySecret returns the HMAC secret of a debtor-key version.

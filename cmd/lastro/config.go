@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,14 @@ type config struct {
 	// Egress: LASTRO_EGRESS_ALLOW, the outbound policy of the URLs tenants
 	// set (webhooks, PSP): strict unless CIDRs or loopback are allowed.
 	Egress *egress.Policy
+	// PSPWebhookTLSAddr, when set, is the mutual-TLS listener for PSP
+	// webhooks (LASTRO_PSP_WEBHOOK_TLS_ADDR), with the server certificate
+	// and key files PSPWebhookTLSCert and PSPWebhookTLSKey
+	// (docs/adr/0070).
+	PSPWebhookTLSAddr, PSPWebhookTLSCert, PSPWebhookTLSKey string
+	// PixReconcileEvery is how often serve reads back the open Pix
+	// charges whose check is due (LASTRO_PIX_RECONCILE_EVERY); 0: never.
+	PixReconcileEvery time.Duration
 }
 
 // limitVars are the HTTP servers' limits (serve's API and store, and ddb
@@ -118,6 +127,10 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs of the proxies in front whose X-Forwarded-For names the client (failure limits); empty: the peer's address"},
 	{"LASTRO_EGRESS_ALLOW", "egress-allow", "", "comma-separated CIDRs and/or loopback that tenants' webhooks and PSPs may reach besides public addresses (development); loopback also allows plain http to it; empty: https to public addresses only"},
 	{"LASTRO_STORE_ADDR", "store-addr", "", "also serve the embedded store on this address for tools; NO AUTHENTICATION: anyone who reaches it can change balances"},
+	{"LASTRO_PSP_WEBHOOK_TLS_ADDR", "psp-webhook-tls-addr", "", "also listen here, over mutual TLS, for PSPs' Pix webhooks (POST /v1/webhooks/{tenantId}/pix), each authenticated by its client certificate against the tenant's PUT /v1/tenant/psp/webhook-tls; empty: no such listener"},
+	{"LASTRO_PSP_WEBHOOK_TLS_CERT", "psp-webhook-tls-cert", "", "PEM file of the mutual-TLS webhook listener's server certificate (chain first)"},
+	{"LASTRO_PSP_WEBHOOK_TLS_KEY", "psp-webhook-tls-key", "", "PEM file of that certificate's private key"},
+	{"LASTRO_PIX_RECONCILE_EVERY", "pix-reconcile-every", "10m", "how often serve reads back, at their PSPs, the open Pix charges whose check is due and applies what was paid (a lost webhook heals); off: never"},
 }
 
 // minAdminToken is the shortest admin token serve accepts: 32 characters
@@ -243,7 +256,19 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if err != nil {
 		return config{}, fmt.Errorf("LASTRO_EGRESS_ALLOW: %w", err)
 	}
+	tlsAddr, tlsCert, tlsKey := *vals["LASTRO_PSP_WEBHOOK_TLS_ADDR"], *vals["LASTRO_PSP_WEBHOOK_TLS_CERT"], *vals["LASTRO_PSP_WEBHOOK_TLS_KEY"]
+	if (tlsAddr == "") != (tlsCert == "") || (tlsAddr == "") != (tlsKey == "") {
+		return config{}, errors.New("LASTRO_PSP_WEBHOOK_TLS_ADDR, LASTRO_PSP_WEBHOOK_TLS_CERT and LASTRO_PSP_WEBHOOK_TLS_KEY go together: the listener needs its certificate and key")
+	}
+	var reconcileEvery time.Duration
+	if v := *vals["LASTRO_PIX_RECONCILE_EVERY"]; v != "off" {
+		if reconcileEvery, err = time.ParseDuration(v); err != nil || reconcileEvery < time.Second {
+			return config{}, fmt.Errorf("LASTRO_PIX_RECONCILE_EVERY must be a duration of at least 1s, such as 10m, or off; got %q", v)
+		}
+	}
 	return config{
+		PixReconcileEvery: reconcileEvery,
+		PSPWebhookTLSAddr: tlsAddr, PSPWebhookTLSCert: tlsCert, PSPWebhookTLSKey: tlsKey,
 		PSPSandbox: sandbox, PSPSandboxForced: forced, StoreCache: cache, TrustedProxies: proxies,
 		AgendaHour: hour, Scheduler: sched == "on", Stream: streamOn == "on",
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],

@@ -87,8 +87,10 @@ const SandboxPrefix = "/psp-sandbox"
 // and every request it answers is logged like the API's.
 func (a *app) withSandbox(api net.Addr, h http.Handler) http.Handler {
 	base := "http://" + loopback(api)
+	// Refunds settle on their own, as a PSP's do within seconds, so a
+	// demo's refund reaches DEVOLVIDO and its notice without a step.
 	sb := sandbox.New(sandbox.Options{Clock: a.Clock, SecretFor: a.PSPs.SecretFor, OperatorToken: a.admin,
-		WebhookPrefix: base + "/v1/webhooks/"})
+		WebhookPrefix: base + "/v1/webhooks/", AutoSettleRefunds: true})
 	sb.SetBaseURL(base + SandboxPrefix)
 	a.PSPs.UseSandbox(tenantpsp.Sandbox{URL: base + SandboxPrefix, ClientID: sandbox.DefaultClientID, ClientSecret: sb.ClientSecret(),
 		WebhookBase: base})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"lastro/agenda"
 	"lastro/collections/httpserve"
+	"lastro/engine"
 )
 
 // streamDrainTimeout bounds the stream consumer's drain when serve stops.
@@ -60,6 +62,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// for it before the deferred Close stops the store under it.
 	schedCtx, stopSched := context.WithCancel(ctx)
 	defer stopSched()
+	// The scheduled Pix reconcile heals lost webhooks (docs/adr/0070).
+	reconcileDone := make(chan struct{})
+	if cfg.PixReconcileEvery > 0 {
+		rs := e.Settlement.NewReconcileScheduler(cfg.PixReconcileEvery, log)
+		go func() { defer close(reconcileDone); rs.Run(schedCtx) }()
+		log.Info("Pix reconcile scheduler on", "every", cfg.PixReconcileEvery.String())
+	} else {
+		close(reconcileDone)
+	}
 	// The stream consumer, when on, runs beside the API with the local
 	// defaults (the events file and dead letter in the data directory);
 	// lastro stream is the way to choose publishers or run it apart.
@@ -106,6 +117,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
 	l := cfg.Limits
+	tlsDone := make(chan error, 1)
+	if cfg.PSPWebhookTLSAddr != "" {
+		stop, err := e.serveWebhookTLS(schedCtx, cfg, tlsDone)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		tlsDone <- nil
+	}
 	log.Info("lastro listening", "addr", ln.Addr().String(), "table", cfg.Table,
 		"read_timeout", l.ReadTimeout.String(), "max_conns", l.MaxConns, "max_conns_per_addr", l.MaxConnsPerAddr,
 		"max_in_flight", l.MaxInFlight, "max_in_flight_webhooks", l.MaxInFlightWebhooks, "webhook_body_timeout", l.WebhookBodyTimeout.String(),
@@ -118,7 +139,34 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// too, and serve waits for it before the deferred Close stops the store.
 	stopSched()
 	<-schedDone
+	<-reconcileDone
 	<-streamDone
+	if tlsErr := <-tlsDone; err == nil {
+		err = tlsErr
+	}
 	log.Info("shut down")
 	return err
+}
+
+// serveWebhookTLS opens the mutual-TLS listener for PSP webhooks
+// (docs/adr/0070) and serves it until ctx ends, its result sent on done.
+// Each connection must present a client certificate; the handler checks
+// it against the tenant the path names. stop closes the listener early
+// (serve failing to start after it).
+func (a *app) serveWebhookTLS(ctx context.Context, cfg config, done chan<- error) (stop func(), err error) {
+	cert, err := tls.LoadX509KeyPair(cfg.PSPWebhookTLSCert, cfg.PSPWebhookTLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("LASTRO_PSP_WEBHOOK_TLS_CERT and _KEY: %w", err)
+	}
+	raw, err := net.Listen("tcp", cfg.PSPWebhookTLSAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.PSPWebhookTLSAddr, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		done <- httpserve.RunTLS(ctx, raw, a.MutualTLSHandler(), cfg.Limits, 15*time.Second, a.log, engine.WebhookTLSConfig(cert))
+	}()
+	a.log.Info("PSP webhook listener on mutual TLS: each call's client certificate is checked against its tenant's webhook TLS settings",
+		"addr", raw.Addr().String())
+	return cancel, nil
 }

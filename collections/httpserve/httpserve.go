@@ -10,6 +10,7 @@ package httpserve
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -245,9 +246,24 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, l Limits, grace t
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	srv := NewServer(h, l, log)
+	return serve(ctx, NewServer(h, l, log), Listener(ln, l), grace)
+}
+
+// RunTLS is Run over TLS under cfg: the connection caps apply to the raw
+// connections, and TLS wraps them outermost, so the handlers see the
+// handshake's state (r.TLS, a client's certificates).
+func RunTLS(ctx context.Context, ln net.Listener, h http.Handler, l Limits, grace time.Duration, log *slog.Logger, cfg *tls.Config) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	return serve(ctx, NewServer(h, l, log), tls.NewListener(Listener(ln, l), cfg), grace)
+}
+
+// serve runs srv on ln until ctx is cancelled, then shuts it down,
+// waiting up to grace.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration) error {
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(Listener(ln, l)) }()
+	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
 		return err

@@ -48,6 +48,7 @@ var Registry = []Prefix{
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
 	{"REM", PK, 1, "boleto registrations with one bank: pending entries and shipping files (ADR 0072)", []string{"bank"}},
+	{"PIXOPEN", PK, 1, "open Pix charges awaiting a reconcile check (ADR 0070)", nil},
 	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
 	// The stream consumer's bookkeeping belongs to no tenant: a shard of the
 	// table's stream carries every tenant's changes (ADR 0047).
@@ -79,6 +80,8 @@ var Registry = []Prefix{
 	{"PEND", SK, 0, "a boleto registration awaiting the next shipping file (ADR 0072)", []string{"ts", "chargeId", "movement"}},
 	{"FILE", SK, 0, "a boleto shipping file (remessa), by its number (ADR 0072)", []string{"number"}},
 	{"WAKE", SK, 0, "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064)", []string{"date", "ts"}},
+	{"RFD", SK, 0, "refund asked of a Pix payment, under its STL partition (ADR 0069)", []string{"refundId"}},
+	{"PXC", SK, 0, "an open Pix charge's next reconcile check (ADR 0070)", []string{"ts", "chargeId"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -239,6 +242,21 @@ const UnmatchedPrefix = "UNM" + Sep
 // reversals (a Pix refund, by its rtrId): the reversal's idempotency
 // record.
 func Reversal(rtrID string) string { return join("REV", rtrID) }
+
+// Refund is the sort key, under a settlement's partition, of a refund the
+// tenant asked of that Pix payment, by the refund id it gave (ADR 0069).
+func Refund(refundID string) string { return join("RFD", refundID) }
+
+// PixOpen is the partition of a tenant's open Pix charges awaiting a
+// reconcile check, each keyed by when it is due (ADR 0070).
+func PixOpen(t string) string { return join("T", t, "PIXOPEN") }
+
+// PixCheck is the sort key of an open Pix charge's next reconcile check:
+// the instant it is due, so due checks are one range.
+func PixCheck(at time.Time, chargeID string) string { return join("PXC", Timestamp(at), chargeID) }
+
+// PixCheckPrefix selects the reconcile checks.
+const PixCheckPrefix = "PXC" + Sep
 
 // ReversalReview is the sort key of a reversal a person must review, in
 // the suspense partition, ordered by the instant it was received.

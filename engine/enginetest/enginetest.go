@@ -38,6 +38,7 @@ import (
 	"lastro/ddblocal"
 	"lastro/debtor"
 	"lastro/engine"
+	"lastro/psp/psptest"
 	"lastro/psp/sandbox"
 	"lastro/psp/tenantpsp"
 	"lastro/tenant"
@@ -64,6 +65,8 @@ type options struct {
 	auth    tenant.Options
 	sandbox bool
 	egress  *egress.Policy
+	sbOpts  func(*sandbox.Options)
+	sbWrap  func(http.Handler) http.Handler
 }
 
 // Option changes the fixture.
@@ -102,6 +105,16 @@ func Egress(p *egress.Policy) Option { return func(o *options) { o.egress = p } 
 // a BR Code, and Env.Sandbox pays them.
 func PixSandbox() Option { return func(o *options) { o.sandbox = true } }
 
+// SandboxOptions changes the sandbox PSP's options (PixSandbox only).
+func SandboxOptions(edit func(*sandbox.Options)) Option { return func(o *options) { o.sbOpts = edit } }
+
+// SandboxWrap puts wrap around the sandbox PSP's handler (PixSandbox
+// only): a recording PSP that checks every call against the Pix API
+// document (psp/psptest), say.
+func SandboxWrap(wrap func(http.Handler) http.Handler) Option {
+	return func(o *options) { o.sbWrap = wrap }
+}
+
 // Env is a running engine for a test.
 type Env struct {
 	*engine.Engine
@@ -117,7 +130,10 @@ type Env struct {
 	// Sandbox is the sandbox PSP at SandboxURL (PixSandbox only).
 	Sandbox    *sandbox.Sandbox
 	SandboxURL string
-	sbSrv      *httptest.Server
+	// PSPRecorder is the recording PSP in front of the sandbox (New with
+	// PixSandbox, when the Pix API document is present), nil otherwise.
+	PSPRecorder *psptest.Recorder
+	sbSrv       *httptest.Server
 
 	srv       *httptest.Server
 	key       []byte // the data key (SharedWith passes it on)
@@ -127,13 +143,28 @@ type Env struct {
 	used      map[string]bool
 }
 
-// New starts an engine for t; it stops when the test ends.
+// New starts an engine for t; it stops when the test ends. With
+// PixSandbox and no SandboxWrap, the sandbox sits behind the recording
+// PSP of psp/psptest when the Central Bank's Pix API document is beside
+// the repository: every call the engine makes to it, and every answer,
+// is checked against the document (Env.PSPRecorder).
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var rec *psptest.Recorder
+	if o.sandbox && o.sbWrap == nil {
+		if spec := psptest.LoadIfPresent(t); spec != nil {
+			opts = append(opts, SandboxWrap(func(h http.Handler) http.Handler { rec = spec.Strict(t, "", h); return rec }))
+		}
+	}
 	env, err := Open(opts...)
 	if err != nil {
 		t.Fatalf("enginetest: %v", err)
 	}
+	env.PSPRecorder = rec
 	t.Cleanup(func() {
 		if err := env.Close(); err != nil {
 			t.Errorf("enginetest: close: %v", err)
@@ -189,8 +220,16 @@ func Open(opts ...Option) (*Env, error) {
 	env.srv = httptest.NewServer(env.Handler())
 	env.URL, env.HTTP = env.srv.URL, env.srv.Client()
 	if o.sandbox {
-		env.Sandbox = sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: env.PSPs.SecretFor})
-		env.sbSrv = httptest.NewServer(env.Sandbox.Handler())
+		sbo := sandbox.Options{Clock: env.Clock, SecretFor: env.PSPs.SecretFor}
+		if o.sbOpts != nil {
+			o.sbOpts(&sbo)
+		}
+		env.Sandbox = sandbox.New(sbo)
+		var h http.Handler = env.Sandbox.Handler()
+		if o.sbWrap != nil {
+			h = o.sbWrap(h)
+		}
+		env.sbSrv = httptest.NewServer(h)
 		env.SandboxURL = env.sbSrv.URL
 		env.Sandbox.SetBaseURL(env.SandboxURL)
 		env.PSPs.UseSandbox(tenantpsp.Sandbox{URL: env.SandboxURL, ClientID: sandbox.DefaultClientID, ClientSecret: env.Sandbox.ClientSecret(),

@@ -15,7 +15,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -25,8 +27,28 @@ import (
 	"lastro/psp"
 )
 
-// DefaultScopes are the Pix API scopes the engine uses.
-var DefaultScopes = []string{"cob.write", "cob.read", "cobv.write", "cobv.read", "webhook.write", "webhook.read"}
+// Scopes of the Pix API the engine asks for, one per call: a token
+// carries only what its call needs (the API's security section names
+// one scope per operation), so a token that leaks from one call cannot
+// be replayed for another kind of call.
+const (
+	ScopeCobWrite     = "cob.write"
+	ScopeCobRead      = "cob.read"
+	ScopeCobVWrite    = "cobv.write"
+	ScopeCobVRead     = "cobv.read"
+	ScopeWebhookWrite = "webhook.write"
+	ScopePixWrite     = "pix.write"
+	ScopePixRead      = "pix.read"
+)
+
+// scope is the scope of a call on a kind's collection: cob.write,
+// cobv.read...
+func scope(kind psp.Kind, write bool) string {
+	if write {
+		return string(kind) + ".write"
+	}
+	return string(kind) + ".read"
+}
 
 // Config is one tenant's PSP.
 type Config struct {
@@ -37,7 +59,6 @@ type Config struct {
 	TokenURL     string
 	ClientID     string
 	ClientSecret string
-	Scopes       []string // empty means DefaultScopes
 	// CertPEM and KeyPEM are the client certificate and its key for
 	// mutual TLS; both empty when the PSP does not ask for one.
 	CertPEM string
@@ -64,7 +85,12 @@ type Config struct {
 type Client struct {
 	base  string
 	chave string
-	http  *http.Client
+	http  *http.Client // the mutual-TLS client, no token
+	cc    clientcredentials.Config
+	// tokenCtx carries http to the token endpoint, and no deadline.
+	tokenCtx context.Context
+	mu       sync.Mutex
+	sources  map[string]oauth2.TokenSource // by scope, each caching its token
 }
 
 var _ psp.PSP = (*Client)(nil)
@@ -122,26 +148,43 @@ func New(cfg Config) (*Client, error) {
 		tr, redirect = cfg.Egress.Transport(tlsCfg), cfg.Egress.CheckRedirect
 	}
 	base := &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: redirect}
-	scopes := cfg.Scopes
-	if len(scopes) == 0 {
-		scopes = DefaultScopes
-	}
-	cc := clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: tokenURL, Scopes: scopes,
-		AuthStyle: oauth2.AuthStyleInHeader}
-	// The token source keeps this context for every token it fetches:
-	// it carries the mutual-TLS client, as PSPs require it on the token
+	cc := clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: tokenURL, AuthStyle: oauth2.AuthStyleInHeader}
+	// The token sources keep this context for every token they fetch: it
+	// carries the mutual-TLS client, as PSPs require it on the token
 	// endpoint too, and no deadline (each request has its own timeout).
 	tokenCtx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
-	hc := &http.Client{Timeout: timeout, Transport: &oauth2.Transport{Source: cc.TokenSource(tokenCtx), Base: tr}, CheckRedirect: redirect}
-	return &Client{base: strings.TrimSuffix(cfg.BaseURL, "/"), chave: cfg.Chave, http: hc}, nil
+	return &Client{base: strings.TrimSuffix(cfg.BaseURL, "/"), chave: cfg.Chave, http: base, cc: cc, tokenCtx: tokenCtx,
+		sources: map[string]oauth2.TokenSource{}}, nil
 }
 
-// CreateCob implements psp.PSP.
+// token is a bearer token for scope, cached per scope until it expires.
+func (c *Client) token(scope string) (*oauth2.Token, error) {
+	c.mu.Lock()
+	src, ok := c.sources[scope]
+	if !ok {
+		cc := c.cc
+		cc.Scopes = []string{scope}
+		src = cc.TokenSource(c.tokenCtx)
+		c.sources[scope] = src
+	}
+	c.mu.Unlock()
+	return src.Token()
+}
+
+// cobRequest is the body of PUT /cob/{txid} for in.
+func (c *Client) cobRequest(in psp.CobInput) psp.CobRequest {
+	return psp.CobRequest{Calendario: psp.Calendario{Expiracao: in.ExpirationSeconds}, Devedor: in.Debtor,
+		Valor: psp.Valor{Original: psp.FormatValor(in.AmountCents)}, Chave: c.chave}
+}
+
+// CreateCob implements psp.PSP. calendario.expiracao must be positive:
+// the API reads it as the charge's lifetime in seconds.
 func (c *Client) CreateCob(ctx context.Context, in psp.CobInput) (*psp.Charge, error) {
-	body := psp.CobPayload{Calendario: psp.Calendario{Expiracao: in.ExpirationSeconds}, Valor: psp.Valor{Original: psp.FormatValor(in.AmountCents)},
-		Chave: c.chave}
+	if in.ExpirationSeconds <= 0 {
+		return nil, fmt.Errorf("%w: calendario.expiracao must be a positive number of seconds", psp.ErrRejected)
+	}
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPut, "/cob/"+url.PathEscape(in.TxID), "/cob/{txid}", body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, "/cob/"+url.PathEscape(in.TxID), "/cob/{txid}", ScopeCobWrite, c.cobRequest(in), &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(psp.Cob)
@@ -155,14 +198,25 @@ func (c *Client) CreateCobV(ctx context.Context, in psp.CobVInput) (*psp.Charge,
 		return nil, err
 	}
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(in.TxID), "/cobv/{txid}", body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, "/cobv/"+url.PathEscape(in.TxID), "/cobv/{txid}", ScopeCobVWrite, body, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(psp.CobV)
 }
 
-// CobVBody is the PUT /cobv/{txid} body for in.
-func CobVBody(in psp.CobVInput, chave string) (*psp.CobPayload, error) {
+// CobVBody is the PUT /cobv/{txid} body for in: it refuses, before any
+// call, what the API would (no devedor, a due date missing, a validity
+// after it that is not positive, a rate with more than two decimals).
+func CobVBody(in psp.CobVInput, chave string) (*psp.CobRequest, error) {
+	if in.Debtor == nil || in.Debtor.Nome == "" || (in.Debtor.CPF == "") == (in.Debtor.CNPJ == "") {
+		return nil, fmt.Errorf("%w: devedor: a cobv needs the debtor's name and a CPF or a CNPJ", psp.ErrRejected)
+	}
+	if in.DueDate.IsZero() {
+		return nil, fmt.Errorf("%w: calendario.dataDeVencimento is required", psp.ErrRejected)
+	}
+	if in.ValidAfterDueDays <= 0 {
+		return nil, fmt.Errorf("%w: calendario.validadeAposVencimento must be a positive number of days", psp.ErrRejected)
+	}
 	fine, err := psp.FormatPercent(in.FinePercent)
 	if err != nil {
 		return nil, fmt.Errorf("%w: multa: %v", psp.ErrRejected, err)
@@ -178,14 +232,14 @@ func CobVBody(in psp.CobVInput, chave string) (*psp.CobPayload, error) {
 	if !in.InterestMonthly.IsZero() {
 		v.Juros = &psp.Modalidade{Modalidade: psp.InterestMonthlyCalendarDays, ValorPerc: interest}
 	}
-	return &psp.CobPayload{Calendario: psp.Calendario{DataDeVencimento: in.DueDate.String(), ValidadeAposVencimento: in.ValidAfterDueDays},
-		Valor: v, Chave: chave}, nil
+	return &psp.CobRequest{Calendario: psp.Calendario{DataDeVencimento: in.DueDate.String(), ValidadeAposVencimento: in.ValidAfterDueDays},
+		Devedor: in.Debtor, Valor: v, Chave: chave}, nil
 }
 
 // Get implements psp.PSP.
 func (c *Client) Get(ctx context.Context, kind psp.Kind, txid string) (*psp.Charge, error) {
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodGet, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}", nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}", scope(kind, false), nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(kind)
@@ -194,8 +248,8 @@ func (c *Client) Get(ctx context.Context, kind psp.Kind, txid string) (*psp.Char
 // Cancel implements psp.PSP.
 func (c *Client) Cancel(ctx context.Context, kind psp.Kind, txid string) (*psp.Charge, error) {
 	var out psp.CobPayload
-	if err := c.do(ctx, http.MethodPatch, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}",
-		map[string]string{"status": psp.StatusRemoved}, &out); err != nil {
+	if err := c.do(ctx, http.MethodPatch, "/"+string(kind)+"/"+url.PathEscape(txid), "/"+string(kind)+"/{txid}", scope(kind, true),
+		psp.PatchRequest{Status: psp.StatusRemoved}, &out); err != nil {
 		return nil, err
 	}
 	return out.Charge(kind)
@@ -203,13 +257,66 @@ func (c *Client) Cancel(ctx context.Context, kind psp.Kind, txid string) (*psp.C
 
 // RegisterWebhook implements psp.PSP.
 func (c *Client) RegisterWebhook(ctx context.Context, webhookURL string) error {
-	return c.do(ctx, http.MethodPut, "/webhook/"+url.PathEscape(c.chave), "/webhook/{chave}", psp.WebhookPayload{WebhookURL: webhookURL}, nil)
+	return c.do(ctx, http.MethodPut, "/webhook/"+url.PathEscape(c.chave), "/webhook/{chave}", ScopeWebhookWrite,
+		psp.WebhookPayload{WebhookURL: webhookURL}, nil)
 }
 
-// problem is the API's error answer (RFC 7807).
+// Refund implements psp.PSP: PUT /pix/{e2eid}/devolucao/{id}, natureza
+// ORIGINAL (a refund of an ordinary Pix).
+func (c *Client) Refund(ctx context.Context, in psp.RefundInput) (*psp.Refund, error) {
+	if in.AmountCents <= 0 {
+		return nil, fmt.Errorf("%w: a refund's valor must be positive", psp.ErrRejected)
+	}
+	body := psp.DevolucaoRequest{Valor: psp.FormatValor(in.AmountCents), Natureza: "ORIGINAL", Descricao: in.Description}
+	var out psp.Devolucao
+	if err := c.do(ctx, http.MethodPut, "/pix/"+url.PathEscape(in.EndToEndID)+"/devolucao/"+url.PathEscape(in.ID), "/pix/{e2eid}/devolucao/{id}",
+		ScopePixWrite, body, &out); err != nil {
+		return nil, err
+	}
+	return out.Refund()
+}
+
+// GetRefund implements psp.PSP.
+func (c *Client) GetRefund(ctx context.Context, endToEndID, id string) (*psp.Refund, error) {
+	var out psp.Devolucao
+	if err := c.do(ctx, http.MethodGet, "/pix/"+url.PathEscape(endToEndID)+"/devolucao/"+url.PathEscape(id), "/pix/{e2eid}/devolucao/{id}",
+		ScopePixRead, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Refund()
+}
+
+// problem is the API's error answer (RFC 7807, the API's Problema).
 type problem struct {
-	Type   string `json:"type"`
-	Status int    `json:"status"`
+	Type      string `json:"type"`
+	Status    int    `json:"status"`
+	Violacoes []struct {
+		Razao       string `json:"razao"`
+		Propriedade string `json:"propriedade"`
+	} `json:"violacoes"`
+}
+
+// maxViolations bounds the violations kept of one refusal, and
+// maxViolationText each one's texts.
+const (
+	maxViolations    = 10
+	maxViolationText = 120
+)
+
+// violations are p's violacoes as the engine shows them: razao and
+// propriedade scrubbed and bounded, never the valor refused.
+func (p problem) violations() []psp.Violation {
+	var out []psp.Violation
+	for _, v := range p.Violacoes {
+		if len(out) == maxViolations {
+			break
+		}
+		pv := psp.Violation{Razao: psp.Scrub(v.Razao, maxViolationText), Propriedade: psp.Scrub(v.Propriedade, 60)}
+		if pv.Razao != "" || pv.Propriedade != "" {
+			out = append(out, pv)
+		}
+	}
+	return out
 }
 
 // kind names a problem by the last segment of its type URI (the Pix API's
@@ -226,9 +333,10 @@ func (p problem) kind() string {
 	return truncate(k, 60)
 }
 
-// do calls the API. Errors name the route (route), never the path: the
-// webhook's path carries the Pix key, which may be a CPF or an e-mail.
-func (c *Client) do(ctx context.Context, method, path, route string, in, out any) error {
+// do calls the API with a token for scope. Errors name the route
+// (route), never the path: the webhook's path carries the Pix key, which
+// may be a CPF or an e-mail.
+func (c *Client) do(ctx context.Context, method, path, route, scope string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
@@ -244,22 +352,65 @@ func (c *Client) do(ctx context.Context, method, path, route string, in, out any
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		// The token endpoint refusing our credentials is the tenant's
-		// configuration, not an outage.
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
-			return fmt.Errorf("%w: token endpoint answered %d", psp.ErrRejected, re.Response.StatusCode)
+	tok, err := c.token(scope)
+	if err == nil {
+		tok.SetAuthHeader(req)
+		var resp *http.Response
+		if resp, err = c.http.Do(req); err == nil {
+			return c.answer(resp, method, route, out, c.sensitive(in))
 		}
-		// So is a PSP URL, a redirect or an address the egress policy
-		// refuses: no retry will reach it. Only the refusal is kept: the
-		// transport's text names the URL.
-		if errors.Is(err, egress.ErrNotAllowed) {
-			return fmt.Errorf("%w: %s %s: %w", psp.ErrRejected, method, route, egress.ErrNotAllowed)
-		}
-		return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, route, redact(err))
 	}
+	// The token endpoint refusing our credentials (or the scope) is the
+	// tenant's configuration, not an outage.
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
+		return fmt.Errorf("%w: token endpoint answered %d for scope %s", psp.ErrRejected, re.Response.StatusCode, scope)
+	}
+	// So is a PSP URL, a redirect or an address the egress policy
+	// refuses: no retry will reach it. Only the refusal is kept: the
+	// transport's text names the URL.
+	if errors.Is(err, egress.ErrNotAllowed) {
+		return fmt.Errorf("%w: %s %s: %w", psp.ErrRejected, method, route, egress.ErrNotAllowed)
+	}
+	return fmt.Errorf("%w: %s %s: %v", psp.ErrUnavailable, method, route, redact(err))
+}
+
+// sensitive are the personal values a request carried, which a PSP's
+// refusal may quote back: the Pix key (a CPF, a phone or an e-mail may
+// be one) and a devedor's document and each word of its name.
+func (c *Client) sensitive(in any) []string {
+	vals := []string{c.chave}
+	var d *psp.Devedor
+	switch r := in.(type) {
+	case psp.CobRequest:
+		d = r.Devedor
+	case *psp.CobRequest:
+		d = r.Devedor
+	}
+	if d != nil {
+		vals = append(vals, d.CPF, d.CNPJ)
+		vals = append(vals, strings.Fields(d.Nome)...)
+	}
+	return vals
+}
+
+// redactValues blanks in s every value of vals (of two characters or more),
+// whatever its case.
+func redactValues(s string, vals []string) string {
+	for _, v := range vals {
+		if len(v) < 2 {
+			continue
+		}
+		// One pass, replacements never rescanned.
+		s = regexp.MustCompile("(?i)"+regexp.QuoteMeta(v)).ReplaceAllLiteralString(s, "[redacted]")
+	}
+	return s
+}
+
+// answer reads the PSP's answer to method route into out; a refusal's
+// texts lose the request's personal values (vals) and anything that
+// looks like personal data.
+func (c *Client) answer(resp *http.Response, method, route string, out any, vals []string) error {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
@@ -273,7 +424,11 @@ func (c *Client) do(ctx context.Context, method, path, route string, in, out any
 	case resp.StatusCode >= 300:
 		var p problem
 		_ = json.Unmarshal(raw, &p)
-		return fmt.Errorf("%w: %s %s answered %d %s", psp.ErrRejected, method, route, resp.StatusCode, p.kind())
+		vs := p.violations()
+		for i := range vs {
+			vs[i].Razao, vs[i].Propriedade = redactValues(vs[i].Razao, vals), redactValues(vs[i].Propriedade, vals)
+		}
+		return &psp.RejectedError{Status: resp.StatusCode, Type: p.kind(), Route: method + " " + route, Violations: vs}
 	}
 	if out == nil {
 		return nil

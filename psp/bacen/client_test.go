@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,7 @@ import (
 	"lastro/pix/brcode"
 	"lastro/psp"
 	"lastro/psp/bacen"
+	"lastro/psp/psptest"
 	"lastro/psp/sandbox"
 )
 
@@ -70,7 +72,13 @@ type fixture struct {
 	bodies           []string
 	hookSrv          *httptest.Server
 	webhookSecretKey string
+	// rec is the recording PSP in front of the sandbox, nil when the Pix
+	// API document is absent (the checks against it are then skipped).
+	rec *psptest.Recorder
 }
+
+// debtor is a synthetic payer (a CPF with valid check digits).
+var debtor = &psp.Devedor{CPF: "52998224725", Nome: "Pessoa Sintetica"}
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
@@ -87,7 +95,12 @@ func newFixture(t *testing.T) *fixture {
 	certPEM, keyPEM, cert := clientCert(t)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
-	f.srv = httptest.NewUnstartedServer(f.sb.Handler())
+	var h http.Handler = f.sb.Handler()
+	if spec := psptest.LoadIfPresent(t); spec != nil {
+		f.rec = spec.Strict(t, "", h)
+		h = f.rec
+	}
+	f.srv = httptest.NewUnstartedServer(h)
 	f.srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
 	f.srv.StartTLS()
@@ -160,7 +173,7 @@ func TestCobOverMutualTLS(t *testing.T) {
 	if _, err := c.Get(ctx, psp.CobV, txid); !errors.Is(err, psp.ErrNotFound) {
 		t.Fatalf("get a cobv that is a cob: %v", err)
 	}
-	if _, err := c.CreateCob(ctx, psp.CobInput{TxID: "short", AmountCents: 1}); !errors.Is(err, psp.ErrRejected) {
+	if _, err := c.CreateCob(ctx, psp.CobInput{TxID: "short", AmountCents: 1, ExpirationSeconds: 60}); !errors.Is(err, psp.ErrRejected) {
 		t.Fatalf("bad txid: %v", err)
 	}
 	// A refusal names the route, never the Pix key in the webhook's path.
@@ -185,7 +198,7 @@ func TestCredentialsAndCertificateAreRequired(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := f.client(t, tt.edit).CreateCob(ctx, psp.CobInput{TxID: txid, AmountCents: 100})
+			_, err := f.client(t, tt.edit).CreateCob(ctx, psp.CobInput{TxID: txid, AmountCents: 100, ExpirationSeconds: 3600})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -206,7 +219,7 @@ func TestCobVCarriesFineAndInterestAndPaysLate(t *testing.T) {
 	ctx := context.Background()
 	due := calendar.MustParse("2026-09-10")
 	in := psp.CobVInput{TxID: txid, AmountCents: 100000, DueDate: due, ValidAfterDueDays: 30,
-		FinePercent: decimal.RequireFromString("2"), InterestMonthly: decimal.RequireFromString("1.00")}
+		FinePercent: decimal.RequireFromString("2"), InterestMonthly: decimal.RequireFromString("1.00"), Debtor: debtor}
 	ch, err := c.CreateCobV(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +267,7 @@ func TestCobVCarriesFineAndInterestAndPaysLate(t *testing.T) {
 		t.Fatalf("paid: %+v", paid)
 	}
 	again := post(t, f, "/sandbox/redeliver", `{"endToEndId":"`+paid.Payment.EndToEndID+`"}`)
-	if again.Payment != paid.Payment {
+	if !reflect.DeepEqual(again.Payment, paid.Payment) {
 		t.Fatalf("redelivered %+v, first %+v", again.Payment, paid.Payment)
 	}
 	f.mu.Lock()
@@ -278,7 +291,7 @@ func TestCobVCarriesFineAndInterestAndPaysLate(t *testing.T) {
 		t.Fatalf("notice: %s", f.bodies[0])
 	}
 	got, err := c.Get(ctx, psp.CobV, txid)
-	if err != nil || got.Status != psp.StatusPaid || len(got.Payments) != 1 || got.Payments[0] != paid.Payment {
+	if err != nil || got.Status != psp.StatusPaid || len(got.Payments) != 1 || !reflect.DeepEqual(got.Payments[0], paid.Payment) {
 		t.Fatalf("after payment: %+v %v", got, err)
 	}
 	// A paid charge cannot be removed: the PSP refuses the PATCH.

@@ -99,7 +99,7 @@ func TestAPSPNameThatResolvesToLoopbackIsRefusedWhenDialled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a public-looking name refused when set: %v", err)
 	}
-	_, err = c.CreateCob(context.Background(), psp.CobInput{TxID: txid, AmountCents: 100})
+	_, err = c.CreateCob(context.Background(), psp.CobInput{TxID: txid, AmountCents: 100, ExpirationSeconds: 3600})
 	if !errors.Is(err, psp.ErrRejected) || !errors.Is(err, egress.ErrNotAllowed) {
 		t.Fatalf("dialled: %v", err)
 	}
@@ -123,7 +123,7 @@ func TestATokenRedirectToPlainHTTPIsNotFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateCob(context.Background(), psp.CobInput{TxID: txid, AmountCents: 100}); err == nil {
+	if _, err := c.CreateCob(context.Background(), psp.CobInput{TxID: txid, AmountCents: 100, ExpirationSeconds: 3600}); err == nil {
 		t.Fatal("a redirected token request succeeded")
 	}
 	if tlsSrv.creds.Load() == 0 || plain.hits.Load() != 0 {

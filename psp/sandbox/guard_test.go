@@ -81,7 +81,7 @@ func TestWebhookOnlyUnderItsPrefix(t *testing.T) {
 	if status, _ := a.do(t, http.MethodGet, "/webhook/k", ""); status != http.StatusNotFound {
 		t.Fatalf("a refused webhook was kept: %d", status)
 	}
-	if status, _ := a.do(t, http.MethodPut, "/webhook/k", `{"webhookUrl":"http://127.0.0.1:8080/v1/webhooks/t-1"}`); status != http.StatusNoContent {
+	if status, _ := a.do(t, http.MethodPut, "/webhook/k", `{"webhookUrl":"http://127.0.0.1:8080/v1/webhooks/t-1"}`); status != http.StatusOK {
 		t.Fatalf("the engine's own receiver: %d", status)
 	}
 }
@@ -110,7 +110,7 @@ func TestStateIsBounded(t *testing.T) {
 	}
 	bytesBound := sandbox.New(sandbox.Options{MaxBytes: 2000})
 	b := serveAPI(t, bytesBound)
-	big := `{"valor":{"original":"1.00"},"chave":"k","solicitacaoPagador":"` + strings.Repeat("y", 900) + `"}`
+	big := `{"valor":{"original":"1.00"},"chave":"k","infoAdicionais":[{"nome":"n","valor":"` + strings.Repeat("y", 900) + `"}]}`
 	for i := range 4 {
 		if status, _ := b.do(t, http.MethodPut, "/cob/"+txid(i), big); status != http.StatusCreated {
 			t.Fatalf("big cob %d: %d", i, status)

@@ -104,6 +104,23 @@ func TestTheAPIRefuses(t *testing.T) {
 		{"cobv without due date", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", `{"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
 		{"cobv percent with 3 decimals", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
 			`{"calendario":{"dataDeVencimento":"2026-09-10"},"valor":{"original":"1.00","juros":{"modalidade":3,"valorPerc":"0.333"}},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv without devedor", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv with a CPF of three digits", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cpf":"123","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv with wrong check digits", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cpf":"52998224724","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv with a CNPJ of wrong check digits", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cnpj":"11222333000182","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv without a name", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cpf":"52998224725"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv due in the past", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2001-09-10"},"devedor":{"cpf":"52998224725","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cobv with negative validity", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10","validadeAposVencimento":-1},"devedor":{"cpf":"52998224725","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"cob with expiracao 0", txid, `{"calendario":{"expiracao":0},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusBadRequest},
+		{"a good cobv", "/cobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF",
+			`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cnpj":"11222333000181","nome":"P"},"valor":{"original":"1.00"},"chave":"k"}`, http.StatusCreated},
 		{"not JSON", txid, `{`, http.StatusBadRequest},
 		{"unknown collection", "/lotecobv/Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", `{}`, http.StatusNotFound},
 		{"a good cob", txid, `{"valor":{"original":"1.00"},"chave":"k"}`, http.StatusCreated},
@@ -133,5 +150,36 @@ func decode(t *testing.T, resp *http.Response, v any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAnswersCarryWhatTheAPIRequires: a cobv's answer has revisao (0 at
+// first), devedor, recebedor, loc with its txid, status; a refusal lists
+// its violacoes without the values refused; registering a webhook is 200.
+func TestAnswersCarryWhatTheAPIRequires(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	const id = "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF"
+	raw := a.raw(t, http.MethodPut, "/cobv/"+id,
+		`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cpf":"52998224725","nome":"Pessoa"},"valor":{"original":"10.00"},"chave":"k"}`)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"revisao", "devedor", "recebedor", "loc", "status", "location", "calendario", "txid", "pixCopiaECola"} {
+		if _, ok := got[f]; !ok {
+			t.Errorf("the answer lacks %s: %s", f, raw)
+		}
+	}
+	if got["revisao"] != float64(0) || got["loc"].(map[string]any)["txid"] != id {
+		t.Errorf("answer: %s", raw)
+	}
+	refusal := a.raw(t, http.MethodPut, "/cobv/"+id,
+		`{"calendario":{"dataDeVencimento":"2099-09-10"},"devedor":{"cpf":"52998224724","nome":"Pessoa"},"valor":{"original":"10.00"},"chave":"k"}`)
+	if !strings.Contains(refusal, `"violacoes"`) || !strings.Contains(refusal, `"cobv.devedor.cpf"`) || strings.Contains(refusal, "52998224724") {
+		t.Errorf("refusal: %s", refusal)
+	}
+	if status, _ := a.do(t, http.MethodPut, "/webhook/k", `{"webhookUrl":"https://lastro.example/v1/webhooks/t-1"}`); status != http.StatusOK {
+		t.Errorf("webhook: %d, want 200", status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"lastro/collections/egress"
 	"lastro/engine/enginetest"
 	"lastro/psp"
+	"lastro/psp/psptest"
 	"lastro/psp/sandbox"
 	"lastro/psp/tenantpsp"
 	"lastro/tenant"
@@ -29,7 +30,7 @@ func TestDirectory(t *testing.T) {
 	}
 	sb := sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: d.SecretFor})
 	var registrations atomic.Int32
-	h := sb.Handler()
+	h := strict(t, sb.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && len(r.URL.Path) > len("/webhook/") && r.URL.Path[:len("/webhook/")] == "/webhook/" {
 			registrations.Add(1)
@@ -49,7 +50,7 @@ func TestDirectory(t *testing.T) {
 		t.Fatalf("second call: same client %v, %d registrations, %v", again == first, registrations.Load(), err)
 	}
 	// The webhook registered is the engine's for the tenant.
-	c, err := first.CreateCob(ctx, psp.CobInput{TxID: "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", AmountCents: 100})
+	c, err := first.CreateCob(ctx, psp.CobInput{TxID: "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF", AmountCents: 100, ExpirationSeconds: 3600})
 	if err != nil || c.Raw.Chave != tenantpsp.SandboxKey("t-dir") {
 		t.Fatalf("cob: %+v %v", c, err)
 	}
@@ -100,7 +101,7 @@ func TestATenantsPSPIsDialledThroughThePolicyAndTheSandboxIsNot(t *testing.T) {
 	tn, _ := env.Tenant(t, "t-strict")
 	d := tenantpsp.New(env.Tenants, egress.New())
 	sb := sandbox.New(sandbox.Options{Clock: env.Clock, SecretFor: d.SecretFor})
-	sbSrv := httptest.NewServer(sb.Handler())
+	sbSrv := httptest.NewServer(strict(t, sb.Handler()))
 	t.Cleanup(sbSrv.Close)
 	sb.SetBaseURL(sbSrv.URL)
 	d.UseSandbox(tenantpsp.Sandbox{URL: sbSrv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sb.ClientSecret(),
@@ -128,4 +129,14 @@ func TestATenantsPSPIsDialledThroughThePolicyAndTheSandboxIsNot(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatalf("the refused PSP got %d requests", hits.Load())
 	}
+}
+
+// strict puts h behind the recording PSP that checks every call against
+// the Pix API document, when it is beside the repository.
+func strict(t *testing.T, h http.Handler) http.Handler {
+	t.Helper()
+	if spec := psptest.LoadIfPresent(t); spec != nil {
+		return spec.Strict(t, "", h)
+	}
+	return h
 }
