@@ -243,6 +243,11 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 	if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
+	if rec.ErasedAt != "" {
+		// Erased after its retention (ADR 0077): a correction must not
+		// bring personal data, or a state, back.
+		return nil, ErrErased
+	}
 	if rec.Version != in.Version {
 		return nil, errProfileChanged
 	}

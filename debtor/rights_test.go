@@ -156,6 +156,12 @@ func TestDataReportAndErasure(t *testing.T) {
 	if again := erase(200); again["alreadyErased"] != true {
 		t.Fatalf("second erasure: %v", again)
 	}
+	// A correction cannot bring personal data, or a state, back.
+	for _, body := range []string{`{"version":1,"phone":"+55 11 91234-5678"}`, `{"version":1,"uf":"RJ"}`} {
+		if out := call("PATCH", base, ka["operator"], body, 422); enginetest.ErrorCode(out) != "personal_data_erased" {
+			t.Fatalf("patch of an erased profile: %v", out)
+		}
+	}
 
 	// Every item but the profile is as it was: balances, instalments,
 	// settlements, charges, events. New items are audit events only.
