@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +18,16 @@ import (
 // it is never skipped.
 const chromiumPath = "/usr/bin/chromium"
 
-// browser starts a headless chromium with a fresh profile for the test.
+// oneBrowser keeps one chromium at a time: several at once on a small
+// machine starve each other (and the engines they drive) into timeouts.
+var oneBrowser sync.Mutex
+
+// browser starts a headless chromium with a fresh profile for the test;
+// it holds oneBrowser until the test ends.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	oneBrowser.Lock()
+	t.Cleanup(oneBrowser.Unlock)
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("chromium is required at %s (apt-get install -y chromium): %v", chromiumPath, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"lastro/debtor"
 	"lastro/portfolio"
 	"lastro/tenant"
+	"lastro/worklist"
 )
 
 // statusTitle is an HTTP status as the error page's heading says it.
@@ -64,16 +65,18 @@ type pixShown struct {
 }
 
 type debtorData struct {
-	View        *debtor.View360
-	Contracts   []contractPanel
-	Contacts    []map[string]any
-	ContactDays int
-	Events      []contract.EventView
-	EventsOf    string
-	Card        *debtor.ContactCard
-	Pix         *pixShown
-	Form        url.Values // what a refused form held, to fill it again
-	FormOf      string     // which form: "promise:<contractId>" or "contact"
+	View         *debtor.View360
+	Contracts    []contractPanel
+	Contacts     []map[string]any
+	ContactDays  int
+	Events       []contract.EventView
+	EventsOf     string
+	Card         *debtor.ContactCard
+	Pix          *pixShown
+	TaskDate     string // the call task being worked (?task=<date>/<contractId>)
+	TaskContract string
+	Form         url.Values // what a refused form held, to fill it again
+	FormOf       string     // which form: "promise:<contractId>" or "contact"
 }
 
 // Value is a field of the refused form, for refilling it.
@@ -166,4 +169,20 @@ func barWidth(cents, largest int64, full int) int {
 		return 0
 	}
 	return max(1, int(cents*int64(full)/largest))
+}
+
+// queueData is the day's call list.
+type queueData struct {
+	Date  string
+	Me    string // this collector's holder id
+	Now   string // the engine's instant, to tell running claims
+	Tasks []worklist.Task
+}
+
+// Mine reports a task this collector holds now.
+func (q queueData) Mine(t worklist.Task) bool { return t.ClaimedBy == q.Me && t.ClaimedUntil >= q.Now }
+
+// Taken reports a task another collector holds now.
+func (q queueData) Taken(t worklist.Task) bool {
+	return t.ClaimedBy != "" && t.ClaimedBy != q.Me && t.ClaimedUntil >= q.Now
 }

@@ -2,8 +2,10 @@ package ui
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -23,6 +25,7 @@ import (
 	"lastro/collections/calendar"
 	"lastro/collections/clock"
 	"lastro/collections/errs"
+	"lastro/collections/keys"
 	"lastro/collections/secret"
 	"lastro/collections/web"
 	"lastro/contactlimit"
@@ -31,6 +34,7 @@ import (
 	"lastro/portfolio"
 	"lastro/settlement"
 	"lastro/tenant"
+	"lastro/worklist"
 )
 
 //go:embed templates
@@ -63,6 +67,7 @@ type Deps struct {
 	Arrangements *arrangement.Service
 	Contacts     *contactlimit.Gateway
 	Charges      *charges.Service
+	Desk         *worklist.Desk
 	Clock        clock.Clock
 	Logger       *slog.Logger
 	// DataKey derives the session-signing secret (NewSigner).
@@ -82,12 +87,12 @@ type UI struct {
 	exports exportCache
 }
 
-var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense", "dashboard"}
+var pageNames = []string{"login", "error", "find", "portfolio", "debtor", "agenda", "suspense", "dashboard", "queue"}
 
 // New parses the embedded templates and returns the pages.
 func New(d Deps) (*UI, error) {
 	if d.Tenants == nil || d.Debtors == nil || d.Portfolio == nil || d.Agenda == nil || d.Settlement == nil ||
-		d.Arrangements == nil || d.Contacts == nil || d.Charges == nil || d.Clock == nil {
+		d.Arrangements == nil || d.Contacts == nil || d.Charges == nil || d.Desk == nil || d.Clock == nil {
 		return nil, errors.New("ui: missing a service")
 	}
 	if len(d.DataKey) == 0 {
@@ -137,6 +142,9 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodPost, "/ui/debtors/:debtorKey/contact-card", "show the debtor's name and phone to the collector, audited", u.with(writers, u.contactCard))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/pix", "issue a Pix charge for the oldest open instalment of a contract and show its QR", u.with(writers, u.pix))
 	page(http.MethodGet, "/ui/charges/:chargeId/qr.png", "the QR image of a Pix charge shown on the debtor page", u.with(writers, u.qr))
+	page(http.MethodGet, "/ui/queue", "the day's call list in working order (?date=), operator and supervisor", u.with(writers, u.queue))
+	page(http.MethodPost, "/ui/queue/claim", "take a call task: the debtor is this collector's for 15 minutes", u.with(writers, u.claimTask))
+	page(http.MethodPost, "/ui/queue/outcome", "record a call's outcome (a promise or a dispute opens its form)", u.with(writers, u.taskOutcome))
 	page(http.MethodGet, "/ui/dashboard", "the supervisor's dashboard: buckets, roll rates, agenda", u.with(sup, u.dashboard))
 	page(http.MethodGet, "/ui/dashboard.csv", "the dashboard's bucket table as CSV", u.with(sup, u.dashboardCSV))
 	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
@@ -189,6 +197,8 @@ var flashes = map[string]string{
 	"promise":  "Promessa registrada.",
 	"contact":  "Contato registrado.",
 	"resolved": "Pagamento aplicado à cobrança.",
+	"call":     "Resultado da ligação registrado.",
+	"dispute":  "Contestação informada na ligação: registre-a pela API de contestações (POST /v1/debtors/{dk}/contracts/{id}/disputes) para pausar a régua.",
 }
 
 // When writes an RFC 3339 instant in the tenant's zone (29/09/2026 14:05).
@@ -297,6 +307,9 @@ func (u *UI) home(c echo.Context) error {
 	}
 	if ws.Role == "supervisor" {
 		return c.Redirect(http.StatusSeeOther, "/ui/dashboard")
+	}
+	if ws.Role == "operator" {
+		return c.Redirect(http.StatusSeeOther, "/ui/queue")
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/debtors")
 }
@@ -541,6 +554,13 @@ func (u *UI) showDebtor(c echo.Context, status int, extra debtorData, problem st
 		}
 		d.Contracts = append(d.Contracts, p)
 	}
+	if task := c.QueryParam("task"); task != "" {
+		date, cid, _ := strings.Cut(task, "/")
+		if _, err := calendar.Parse(date); err != nil || !keys.ValidIdentifier(cid) {
+			return u.fail(c, errs.E(errs.Invalid, "invalid_task", "task must be <AAAA-MM-DD>/<contractId>"))
+		}
+		d.TaskDate, d.TaskContract = date, cid
+	}
 	if ev := c.QueryParam("events"); ev != "" {
 		cid, seq, err := parseEventsParam(ev)
 		if err != nil {
@@ -703,4 +723,76 @@ func (u *UI) qr(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.Blob(http.StatusOK, "image/png", png)
+}
+
+// holder names the collector of a session on the tasks it takes: the
+// session's random id, hashed, never the key.
+func holder(c echo.Context) string {
+	sum := sha256.Sum256([]byte("desk:" + sessionOf(c).ID))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (u *UI) queue(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	date := calendar.Today(u.d.Clock.Now(), t.Location)
+	if s := c.QueryParam("date"); s != "" {
+		if date, err = calendar.Parse(s); err != nil {
+			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "a data deve ser AAAA-MM-DD"))
+		}
+	}
+	tasks, err := u.d.Desk.Queue(c.Request().Context(), t, date.String())
+	if err != nil {
+		return u.fail(c, err)
+	}
+	d := queueData{Date: date.String(), Me: holder(c), Now: keys.Timestamp(u.d.Clock.Now())}
+	for _, k := range tasks {
+		d.Tasks = append(d.Tasks, k)
+	}
+	return u.render(c, http.StatusOK, "queue", u.newView(c, d))
+}
+
+// claimTask takes a task and opens its debtor with the outcome form.
+func (u *UI) claimTask(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	date, dk, cid := c.FormValue("date"), c.FormValue("debtorKey"), c.FormValue("contractId")
+	if err := u.d.Desk.Claim(c.Request().Context(), t, date, dk, cid, holder(c)); err != nil {
+		return u.fail(c, err)
+	}
+	q := url.Values{"task": {date + "/" + cid}}
+	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?"+q.Encode()+"#call")
+}
+
+// taskOutcome records the call's result; a promise opens the promise
+// form of the contract, a dispute says where to record it.
+func (u *UI) taskOutcome(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	date, dk, cid, outcome := c.FormValue("date"), c.Param("debtorKey"), c.FormValue("contractId"), c.FormValue("outcome")
+	if dk == "" {
+		dk = c.FormValue("debtorKey")
+	}
+	var at time.Time
+	if s := strings.TrimSpace(c.FormValue("callbackAt")); s != "" {
+		if at, err = time.ParseInLocation("2006-01-02T15:04", s, t.Location); err != nil {
+			return u.refused(c, "call", errs.E(errs.Invalid, "invalid_callback", "informe o dia e a hora do retorno"))
+		}
+	}
+	if err := u.d.Desk.Record(c.Request().Context(), t, date, dk, cid, holder(c), outcome, at); err != nil {
+		return u.fail(c, err)
+	}
+	switch outcome {
+	case worklist.OutcomePromise:
+		return u.showDebtor(c, http.StatusOK, debtorData{FormOf: "promise:" + cid}, "")
+	case worklist.OutcomeDispute:
+		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=dispute")
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/queue?flash=call")
 }

@@ -150,7 +150,7 @@ func TestRevokedKeyEndsItsSession(t *testing.T) {
 	s := seed(t, 1)
 	c := s.client(t)
 	s.login(t, c, s.keys["operator"])
-	if resp, _ := get(t, c, s.URL+"/"); resp.Header.Get("Location") != "/ui/debtors" {
+	if resp, _ := get(t, c, s.URL+"/"); resp.Header.Get("Location") != "/ui/queue" {
 		t.Errorf("GET / with an operator session: to %q", resp.Header.Get("Location"))
 	}
 	if resp, _ := get(t, c, s.URL+"/ui/debtors/"+s.dks[0]); resp.StatusCode != http.StatusOK {

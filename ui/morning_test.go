@@ -6,9 +6,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"lastro/collections/calendar"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
+	"lastro/worklist"
 )
 
 // TestCollectorsMorning: an operator logs in, finds a debtor by CPF (as
@@ -28,13 +30,32 @@ func TestCollectorsMorning(t *testing.T) {
 	if _, err := env.Contracts.Create(bg, tn, r.DebtorKey, in, contract.Actor{Role: "operator"}); err != nil {
 		t.Fatal(err)
 	}
+	// The régua listed the debtor's call for today (CALL_D15 writes this
+	// task in the step's own transaction; agenda's tests cover that).
+	today := calendar.Today(env.Clock.Now(), tn.Location).String()
+	put, err := worklist.Put(worklist.Task{TenantID: tn.ID, Date: today, DebtorKey: r.DebtorKey, ContractID: "C-DESK-1", Action: "CALL_D15",
+		AttemptID: "att-desk-1", DaysPastDue: 45, AmountDueCents: 31500, OutstandingCents: 94500, CreatedAt: "2026-09-24T11:00:00.000Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Kit.Tenant(tn.ID, tn.CursorKey()).Transact(bg, put); err != nil {
+		t.Fatal(err)
+	}
 	ctx := browser(t)
 	shot := newShots(t)
 	text := func(what string, sel chromedp.CSS) string { return value(t, ctx, what, chromedp.Text(sel)) }
 
 	run(t, ctx, "log in", chromedp.Navigate(env.URL+"/ui/login"), chromedp.WaitVisible(chromedp.ID("login")),
 		chromedp.SendKeys(chromedp.CSS(`input[name=key]`), keys["operator"]),
-		chromedp.Submit(chromedp.ID("login")), chromedp.WaitVisible(chromedp.ID("find")))
+		chromedp.Submit(chromedp.ID("login")), chromedp.WaitVisible(chromedp.ID("queue")))
+	// The queue: today's call task, taken, opens the debtor with the call form.
+	if row := text("queue", chromedp.CSS(`#task-C-DESK-1`)); !strings.Contains(row, "CALL_D15") || !strings.Contains(row, "A fazer") {
+		t.Errorf("queue row: %q", row)
+	}
+	shot.take(ctx, "queue")
+	run(t, ctx, "take the call", chromedp.Click(chromedp.CSS(`#task-C-DESK-1 .claim-form button`)), chromedp.WaitVisible(chromedp.ID("call")))
+	shot.take(ctx, "call")
+	run(t, ctx, "find page", chromedp.Click(chromedp.CSS(`header a[href="/ui/debtors"]`)), chromedp.WaitVisible(chromedp.ID("find")))
 	shot.take(ctx, "find")
 	run(t, ctx, "search by CPF", chromedp.SendKeys(chromedp.ID("q"), cpf), chromedp.Submit(chromedp.ID("find")),
 		chromedp.WaitVisible(chromedp.ID("profile")))
@@ -76,4 +97,12 @@ func TestCollectorsMorning(t *testing.T) {
 		t.Error("the Pix QR image did not load")
 	}
 	shot.take(ctx, "pix")
+
+	// The call's outcome closes the task on the queue.
+	run(t, ctx, "back to the call", chromedp.Navigate(env.URL+"/ui/debtors/"+r.DebtorKey+"?task="+today+"/C-DESK-1"), chromedp.WaitVisible(chromedp.ID("call")),
+		chromedp.SetValue(chromedp.ID("outcome"), "REACHED"), chromedp.Submit(chromedp.CSS(`form.outcome-form`)), chromedp.WaitVisible(chromedp.ID("queue")))
+	if row := text("queue", chromedp.CSS(`#task-C-DESK-1`)); !strings.Contains(row, "Concluída") {
+		t.Errorf("queue row after the outcome: %q", row)
+	}
+	shot.take(ctx, "queue-done")
 }

@@ -34,6 +34,9 @@ var labels = map[string]string{
 	// contact gateway reasons
 	"LIMIT": "limite diário de contatos atingido", "WINDOW": "fora do horário permitido", "HOLIDAY": "feriado",
 	"OPT_OUT": "o devedor pediu para não ser contatado por este canal", "DISPUTE": "contestação em aberto",
+	// call outcomes
+	"REACHED": "falou com o devedor", "NO_ANSWER": "não atendeu", "WRONG_NUMBER": "número errado", "REFUSED": "recusou-se a falar",
+	"PROMISE": "promessa de pagamento", "CALLBACK": "pediu retorno",
 	// roles
 	"operator": "operador(a)", "supervisor": "supervisor(a)", "compliance": "compliance",
 }

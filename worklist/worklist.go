@@ -50,6 +50,15 @@ type Task struct {
 	LastContactAt    string `dynamodbav:"lastContactAt,omitempty" json:"lastContactAt,omitempty"`
 	Status           string `dynamodbav:"status" json:"status"`
 	CreatedAt        string `dynamodbav:"createdAt" json:"createdAt"`
+	// ClaimedBy and ClaimedUntil are the collector working the task (a
+	// lease: one collector per debtor at a time, desk.go).
+	ClaimedBy    string `dynamodbav:"claimedBy,omitempty" json:"-"`
+	ClaimedUntil string `dynamodbav:"claimedUntil,omitempty" json:"claimedUntil,omitempty"`
+	// Outcome is the call's result (Outcomes), at OutcomeAt; CallbackAt is
+	// when the debtor asked to be called again.
+	Outcome    string `dynamodbav:"outcome,omitempty" json:"outcome,omitempty"`
+	OutcomeAt  string `dynamodbav:"outcomeAt,omitempty" json:"outcomeAt,omitempty"`
+	CallbackAt string `dynamodbav:"callbackAt,omitempty" json:"callbackAt,omitempty"`
 }
 
 // Put is the task's write, for the transaction that records its step:

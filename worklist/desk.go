@@ -1,0 +1,178 @@
+package worklist
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"lastro/collections/errs"
+	"lastro/collections/keys"
+	"lastro/collections/kit"
+	"lastro/tenant"
+)
+
+// Outcomes are the results a collector records of a call (ADR 0080). A
+// listed call already spent the debtor's contact of the day when the régua
+// listed it, whatever its outcome: an attempt to reach the debtor is what
+// the contact limit counts, answered or not.
+var Outcomes = []string{OutcomeReached, "NO_ANSWER", "WRONG_NUMBER", "REFUSED", OutcomePromise, OutcomeDispute, OutcomeCallback}
+
+// The outcomes that lead somewhere else.
+const (
+	OutcomeReached  = "REACHED"  // the right party, nothing agreed
+	OutcomePromise  = "PROMISE"  // the debtor promised to pay: the promise form follows
+	OutcomeDispute  = "DISPUTE"  // the debtor contests the debt: the dispute follows
+	OutcomeCallback = "CALLBACK" // call again at CallbackAt
+)
+
+// StatusDone is a task whose call has an outcome; StatusCallback one the
+// debtor asked to be called again.
+const (
+	StatusDone     = "DONE"
+	StatusCallback = "CALLBACK"
+)
+
+// ClaimFor is how long a collector holds a debtor's task once taken.
+const ClaimFor = 15 * time.Minute
+
+// maxQueue bounds a day's queue read at once (pages of the day's list).
+const maxQueue = 2000
+
+var (
+	errTaken      = errs.E(errs.Conflict, "task_taken", "another collector is working this debtor now; try another task")
+	errNoTask     = errs.E(errs.NotFound, "task_not_found", "no such call task on that day's list")
+	errOutcome    = errs.E(errs.Invalid, "invalid_outcome", "outcome must be one of REACHED, NO_ANSWER, WRONG_NUMBER, REFUSED, PROMISE, DISPUTE, CALLBACK")
+	errCallbackAt = errs.E(errs.Invalid, "invalid_callback", "a callback needs its time (RFC 3339, later than now)")
+	errNotHolder  = errs.E(errs.Conflict, "task_not_yours", "take the task before recording its outcome (another collector may hold it)")
+)
+
+// Queue is a day's call list in the order a collector works it: open
+// tasks first, then by days past due (most first), amount due (largest
+// first) and the last contact (oldest first); a callback due comes with
+// the open ones. One keyed Query per page of the day's partition.
+func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.Time) ([]Task, error) {
+	var all []Task
+	for cursor := ""; len(all) < maxQueue; {
+		page, next, err := Day(ctx, db, tenantID, date, 500, cursor)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	ts := keys.Timestamp(now)
+	pending := func(t Task) bool {
+		return t.Status == StatusOpen || t.Status == "" || (t.Status == StatusCallback && t.CallbackAt <= ts)
+	}
+	slices.SortStableFunc(all, func(a, b Task) int {
+		if pa, pb := pending(a), pending(b); pa != pb {
+			if pa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.DaysPastDue, a.DaysPastDue), cmp.Compare(b.AmountDueCents, a.AmountDueCents),
+			cmp.Compare(a.LastContactAt, b.LastContactAt), cmp.Compare(a.SK, b.SK))
+	})
+	return all, nil
+}
+
+// Claim gives the task of debtor dk's contract on date to holder until
+// now + ClaimFor: a conditioned update, refused while another holder's
+// claim runs (one collector per debtor at a time) or once the task is
+// done.
+func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder string, now time.Time) error {
+	if !keys.ValidDebtorKey(dk) || !keys.ValidIdentifier(contractID) {
+		return errNoTask
+	}
+	ctx, _ = kit.Operation(ctx, "worklist.claim")
+	name, val := expression.Name, expression.Value
+	key := kit.Key{PK: keys.WorkList(tenantID, date), SK: keys.CallTask(dk, contractID)}
+	upd := expression.Set(name("claimedBy"), val(holder)).Set(name("claimedUntil"), val(keys.Timestamp(now.Add(ClaimFor))))
+	free := name("claimedBy").AttributeNotExists().Or(name("claimedBy").Equal(val(holder))).
+		Or(name("claimedUntil").LessThan(val(keys.Timestamp(now))))
+	cond := name("PK").AttributeExists().And(name("status").NotEqual(val(StatusDone))).And(free)
+	_, err := db.Update(ctx, key, upd, &cond, types.ReturnValueNone)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		it, gerr := db.Get(ctx, key, true)
+		if gerr == nil && it == nil {
+			return errNoTask
+		}
+		return errTaken
+	}
+	if err != nil {
+		return fmt.Errorf("worklist: claim: %w", err)
+	}
+	return nil
+}
+
+// Record writes the call's outcome on the task holder holds (conditioned
+// on the claim), closing it, or keeping it for the callback at callbackAt.
+func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder, outcome string, callbackAt time.Time, now time.Time) error {
+	if !slices.Contains(Outcomes, outcome) {
+		return errOutcome
+	}
+	if outcome == OutcomeCallback && !callbackAt.After(now) {
+		return errCallbackAt
+	}
+	if !keys.ValidDebtorKey(dk) || !keys.ValidIdentifier(contractID) {
+		return errNoTask
+	}
+	ctx, _ = kit.Operation(ctx, "worklist.outcome")
+	name, val := expression.Name, expression.Value
+	status := StatusDone
+	upd := expression.Set(name("outcome"), val(outcome)).Set(name("outcomeAt"), val(keys.Timestamp(now))).Remove(name("claimedUntil"))
+	if outcome == OutcomeCallback {
+		status = StatusCallback
+		upd = upd.Set(name("callbackAt"), val(keys.Timestamp(callbackAt)))
+	}
+	upd = upd.Set(name("status"), val(status))
+	cond := name("claimedBy").Equal(val(holder)).And(name("claimedUntil").GreaterThanEqual(val(keys.Timestamp(now))))
+	key := kit.Key{PK: keys.WorkList(tenantID, date), SK: keys.CallTask(dk, contractID)}
+	_, err := db.Update(ctx, key, upd, &cond, types.ReturnValueNone)
+	if errors.Is(err, kit.ErrConditionFailed) {
+		return errNotHolder
+	}
+	if err != nil {
+		return fmt.Errorf("worklist: record outcome: %w", err)
+	}
+	return nil
+}
+
+// Desk is the call list as the collectors' pages use it: the functions
+// above on one tenant's handle.
+type Desk struct {
+	kit   *kit.Kit
+	clock interface{ Now() time.Time }
+}
+
+// NewDesk returns the desk on k, timed by clock.
+func NewDesk(k *kit.Kit, clock interface{ Now() time.Time }) *Desk {
+	return &Desk{kit: k, clock: clock}
+}
+
+func (d *Desk) db(t *tenant.Tenant) *kit.Tenant { return d.kit.Tenant(t.ID, t.CursorKey()) }
+
+// Queue is t's call list of date, in working order.
+func (d *Desk) Queue(ctx context.Context, t *tenant.Tenant, date string) ([]Task, error) {
+	return Queue(ctx, d.db(t), t.ID, date, d.clock.Now())
+}
+
+// Claim takes a task for holder.
+func (d *Desk) Claim(ctx context.Context, t *tenant.Tenant, date, dk, contractID, holder string) error {
+	return Claim(ctx, d.db(t), t.ID, date, dk, contractID, holder, d.clock.Now())
+}
+
+// Record writes a task's outcome.
+func (d *Desk) Record(ctx context.Context, t *tenant.Tenant, date, dk, contractID, holder, outcome string, callbackAt time.Time) error {
+	return Record(ctx, d.db(t), t.ID, date, dk, contractID, holder, outcome, callbackAt, d.clock.Now())
+}
