@@ -70,17 +70,18 @@ func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.
 		cursor = next
 	}
 	ts := keys.Timestamp(now)
-	pending := func(t Task) bool {
-		return t.Status == StatusOpen || t.Status == "" || (t.Status == StatusCallback && t.CallbackAt <= ts)
-	}
-	slices.SortStableFunc(all, func(a, b Task) int {
-		if pa, pb := pending(a), pending(b); pa != pb {
-			if pa {
-				return -1
-			}
+	// rank: to call now (open, or a callback due), a callback later, done.
+	rank := func(t Task) int {
+		switch {
+		case t.Status == StatusDone:
+			return 2
+		case t.Status == StatusCallback && t.CallbackAt > ts:
 			return 1
 		}
-		return cmp.Or(cmp.Compare(b.DaysPastDue, a.DaysPastDue), cmp.Compare(b.AmountDueCents, a.AmountDueCents),
+		return 0
+	}
+	slices.SortStableFunc(all, func(a, b Task) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(b.DaysPastDue, a.DaysPastDue), cmp.Compare(b.AmountDueCents, a.AmountDueCents),
 			cmp.Compare(a.LastContactAt, b.LastContactAt), cmp.Compare(a.SK, b.SK))
 	})
 	return all, nil
