@@ -20,6 +20,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
+	"lastro/contactlimit"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
@@ -413,31 +414,40 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	if debtorsWCU != 0 {
 		t.Errorf("tenant-debtors index WCU %.0f, want 0", debtorsWCU)
 	}
-	// Contacts: one evidence item per contact step claimed (allowed or
-	// blocked), a LIMIT counter ADD per claim that passed the rules, an
-	// outcome per delivered one, 1 WRU each (small items, no index).
+	// Contacts (ADR 0062): an allowed step's counter, PENDING evidence and
+	// outbox entry are in the step's own transaction (below); a blocked
+	// step's evidence is a put of its own; each delivered attempt then
+	// costs its outcome and the entry's deletion, 1 WRU each (small items,
+	// no index). No counter is ever spent outside a step's write.
 	claims, evidence, outcomes := contactOps["contact.claim"], contactOps["contact.evidence"], contactOps["contact.record"]
-	contactSteps := evTypes[agenda.EvStepExecuted] + evTypes[agenda.EvStepBlocked]
-	if evidence.Calls != contactSteps || evidence.WRU != float64(evidence.Calls) {
-		t.Errorf("contact evidence: %d calls %.0f WRU, want %d steps at 1 WRU", evidence.Calls, evidence.WRU, contactSteps)
+	deleted := contactOps[contactlimit.OutboxOperation]
+	reserved := evTypes[agenda.EvStepExecuted]
+	if evidence.Calls != evTypes[agenda.EvStepBlocked] || evidence.WRU != float64(evidence.Calls) {
+		t.Errorf("contact evidence: %d calls %.0f WRU, want %d blocked steps at 1 WRU", evidence.Calls, evidence.WRU, evTypes[agenda.EvStepBlocked])
 	}
-	if outcomes.Calls != evTypes[agenda.EvStepExecuted] || outcomes.WRU != float64(outcomes.Calls) {
-		t.Errorf("contact outcomes: %d calls %.0f WRU, want %d at 1 WRU", outcomes.Calls, outcomes.WRU, evTypes[agenda.EvStepExecuted])
+	if outcomes.Calls != reserved || outcomes.WRU != float64(outcomes.Calls) {
+		t.Errorf("contact outcomes: %d calls %.0f WRU, want %d at 1 WRU", outcomes.Calls, outcomes.WRU, reserved)
 	}
-	if claims.Calls < outcomes.Calls || claims.Calls > contactSteps || claims.WRU != float64(claims.Calls) {
-		t.Errorf("contact claims: %d calls %.0f WRU, want %d-%d at 1 WRU", claims.Calls, claims.WRU, outcomes.Calls, contactSteps)
+	if deleted.Calls != reserved || deleted.WRU != float64(deleted.Calls) || deleted.RRU != 0 {
+		t.Errorf("outbox deletions: %d calls %.0f WRU %.1f RRU, want %d at 1 WRU", deleted.Calls, deleted.WRU, deleted.RRU, reserved)
 	}
-	contactWRU := claims.WRU + evidence.WRU + outcomes.WRU
+	if claims.Calls != 0 {
+		t.Errorf("contact claims outside the steps' writes: %d calls", claims.Calls)
+	}
+	contactWRU := claims.WRU + evidence.WRU + outcomes.WRU + deleted.WRU
 	monthWRU := month.WRU() + contactWRU
 	if all := tableWCU + agendaWCU + portfolioWCU; all != monthWRU {
 		t.Errorf("the store metered %.0f WCU, the operations %.0f WRU", all, monthWRU)
 	}
 	// Table arm, exactly: a header-only write is one PutItem (H units), a
 	// write with an event one transaction (2H + 2E: transactions double),
-	// a lease update and each contact write 1.
-	contactCalls := float64(claims.Calls + evidence.Calls + outcomes.Calls)
-	lo := float64(puts)*hUnits[0] + float64(txs)*2*(hUnits[0]+eUnits[0]) + float64(updates) + contactCalls
-	hi := float64(puts)*hUnits[1] + float64(txs)*2*(hUnits[1]+eUnits[1]) + float64(updates) + contactCalls
+	// and an allowed step's transaction also carries the counter, the
+	// evidence and the outbox entry (2 × 3); a lease update and each
+	// contact write after it 1.
+	contactCalls := float64(claims.Calls + evidence.Calls + outcomes.Calls + deleted.Calls)
+	inTx := float64(6 * reserved)
+	lo := float64(puts)*hUnits[0] + float64(txs)*2*(hUnits[0]+eUnits[0]) + float64(updates) + contactCalls + inTx
+	hi := float64(puts)*hUnits[1] + float64(txs)*2*(hUnits[1]+eUnits[1]) + float64(updates) + contactCalls + inTx
 	if tableWCU < lo || tableWCU > hi {
 		t.Errorf("table WCU %.0f, want %.0f-%.0f (H %v, E %v)", tableWCU, lo, hi, hUnits, eUnits)
 	}
@@ -478,6 +488,7 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 		contracts, delinquentAtStart, byAction["DUE_CHECK"], days, runTime.Round(time.Millisecond))
 	t.Logf("entries handled by action due: %v; executed: %v; contacts blocked: %d; events: %v", byAction, executed, blocked, evTypes)
 	t.Logf("header writes: %d (contracts × days = %d, limit /3 = %d)", headerWrites, contracts*days, contracts*days/3)
+	t.Logf("outbox: %d entries put in the steps' transactions, %d deleted after their outcome", reserved, deleted.Calls)
 	t.Logf("calls: %d header-only PutItem, %d TransactWriteItems (header + event), %d lease UpdateItem; contacts %d claims, %d evidence, %d outcomes",
 		puts, txs, updates, claims.Calls, evidence.Calls, outcomes.Calls)
 	t.Logf("model B month WRU: %.0f = agenda %.0f + contacts %.0f (claim %.0f, evidence %.0f, outcome %.0f); by arm: table %.0f, agenda index %.0f, portfolio %.0f",

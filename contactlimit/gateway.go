@@ -149,6 +149,7 @@ type Deps struct {
 	Logger    *slog.Logger
 	Sender    Sender      // optional: Send and the HTTP POST deliver through it
 	Addresses AddressBook // optional: resolves the recipient for Send
+	Retry     Retry       // how the outbox retries deliveries (ADR 0062); zero fields take the defaults
 }
 
 // Gateway is the contact gateway.
@@ -160,6 +161,7 @@ type Gateway struct {
 	log       *slog.Logger
 	sender    Sender
 	addresses AddressBook
+	retry     Retry
 }
 
 // New returns the gateway.
@@ -171,7 +173,7 @@ func New(d Deps) *Gateway {
 		d.Clock = clock.System{}
 	}
 	return &Gateway{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, log: d.Logger,
-		sender: d.Sender, addresses: d.Addresses}
+		sender: d.Sender, addresses: d.Addresses, retry: d.Retry.withDefaults()}
 }
 
 func (g *Gateway) db(t *tenant.Tenant) *kit.Tenant { return g.kit.Tenant(t.ID, t.CursorKey()) }
@@ -237,16 +239,50 @@ func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*de
 // touching the counter: HOLIDAY, WINDOW, DISPUTE, OPT_OUT. Only a claim
 // that passes them all spends the day's LIMIT, with one conditional ADD.
 func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt, error) {
-	if err := c.validate(g.clock.Now()); err != nil {
+	d, err := g.decide(ctx, t, &c)
+	if err != nil {
 		return Attempt{}, err
+	}
+	a := d.attempt
+	if a.Reason == "" {
+		n, ok, err := g.spend(ctx, t, c.DebtorKey, d.date, d.max)
+		if err != nil {
+			return Attempt{}, err
+		}
+		if ok {
+			// Only an allowed attempt is delivered: only it keeps the item.
+			a.Allowed, a.AttemptNumber, a.read = true, n, d.read
+		} else {
+			a.Reason = ReasonLimit
+		}
+	}
+	return g.settle(ctx, t, a)
+}
+
+// decision is what the gateway decided of a claim before the counter:
+// the attempt (Reason set when blocked), the local date whose counter an
+// allowed attempt spends, the day's maximum and the PROFILE read.
+type decision struct {
+	attempt Attempt
+	date    calendar.Date
+	max     int
+	read    *profileRead
+}
+
+// decide validates c, reads the policy and the PROFILE and checks, in
+// order and without touching the counter, HOLIDAY, WINDOW, DISPUTE and
+// OPT_OUT. An attempt without a Reason passed them all.
+func (g *Gateway) decide(ctx context.Context, t *tenant.Tenant, c *Claim) (*decision, error) {
+	if err := c.validate(g.clock.Now()); err != nil {
+		return nil, err
 	}
 	pol, err := g.policies.Dunning(ctx, t, t.DunningPolicy)
 	if err != nil {
-		return Attempt{}, err
+		return nil, err
 	}
 	prof, err := g.profile(ctx, t, c.DebtorKey)
 	if err != nil {
-		return Attempt{}, err
+		return nil, err
 	}
 	local := c.At.In(t.Location)
 	date := calendar.Of(c.At, t.Location)
@@ -270,18 +306,13 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		a.Reason = ReasonDispute
 	case slices.Contains(prof.OptOut, string(c.Channel)):
 		a.Reason = ReasonOptOut
-	default:
-		n, ok, err := g.spend(ctx, t, c.DebtorKey, date, pol.MaxDailyContacts)
-		if err != nil {
-			return Attempt{}, err
-		}
-		if ok {
-			// Only an allowed attempt is delivered: only it keeps the item.
-			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.Item()}
-		} else {
-			a.Reason = ReasonLimit
-		}
 	}
+	return &decision{attempt: a, date: date, max: pol.MaxDailyContacts, read: &profileRead{item: prof.Item()}}, nil
+}
+
+// settle writes an attempt's evidence, PENDING when allowed, BLOCKED with
+// its reason when not.
+func (g *Gateway) settle(ctx context.Context, t *tenant.Tenant, a Attempt) (Attempt, error) {
 	a.Outcome = OutcomeBlocked
 	if a.Allowed {
 		a.Outcome = OutcomePending
@@ -298,12 +329,11 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	return a, nil
 }
 
-// spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
-// attempt's number of the day, or ok false when the day's contacts are
-// used up. expiresAt (date + 8 days) is housekeeping only: the date in the
-// key is what makes tomorrow's counter another item.
-func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, max int) (int, bool, error) {
-	ctx, _ = kit.Operation(ctx, "contact.claim")
+// limitUpdate is the design's conditional ADD on LIMIT#<localDate>, as
+// an update and its condition: one more attempt while fewer than max.
+// expiresAt (date + 8 days) is housekeeping only: the date in the key is
+// what makes tomorrow's counter another item.
+func limitUpdate(t *tenant.Tenant, date calendar.Date, max int) (expression.UpdateBuilder, expression.ConditionBuilder) {
 	ttl := date.AddDays(8).Midnight(t.Location).Unix()
 	upd := expression.Set(expression.Name("expiresAt"), expression.IfNotExists(expression.Name("expiresAt"), expression.Value(ttl))).
 		Set(expression.Name("type"), expression.Value("LIMIT")).
@@ -311,6 +341,15 @@ func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date c
 		Add(expression.Name("attempts"), expression.Value(1))
 	cond := expression.AttributeNotExists(expression.Name("attempts")).
 		Or(expression.Name("attempts").LessThan(expression.Value(max)))
+	return upd, cond
+}
+
+// spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
+// attempt's number of the day, or ok false when the day's contacts are
+// used up.
+func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, max int) (int, bool, error) {
+	ctx, _ = kit.Operation(ctx, "contact.claim")
+	upd, cond := limitUpdate(t, date, max)
 	out, err := g.db(t).Update(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.Limit(date.String())}, upd, &cond, types.ReturnValueUpdatedNew)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return 0, false, nil // do NOT contact; not "retry later"
@@ -354,6 +393,11 @@ func (g *Gateway) Record(ctx context.Context, t *tenant.Tenant, a Attempt, outco
 	if len(detail) > MaxDetail || strings.IndexFunc(detail, unicode.IsControl) >= 0 {
 		return a, errs.E(errs.Invalid, "invalid_detail", "detail must be at most %d printable characters", MaxDetail)
 	}
+	return g.record(ctx, t, a, outcome, detail)
+}
+
+// record writes an allowed attempt's outcome (SENT, FAILED or DEAD) once.
+func (g *Gateway) record(ctx context.Context, t *tenant.Tenant, a Attempt, outcome, detail string) (Attempt, error) {
 	if !a.Allowed || a.SK == "" {
 		return a, errs.E(errs.Rule, "contact_not_allowed", "only an allowed attempt has an outcome")
 	}
