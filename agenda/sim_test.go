@@ -372,7 +372,7 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	// meter, as a difference over the month.
 	contactOps := map[string]kit.OpTotal{}
 	for _, o := range f.Kit.Meter().Snapshot() {
-		if strings.HasPrefix(o.Name, "contact.") {
+		if strings.HasPrefix(o.Name, "contact.") || o.Name == "agenda.lease" {
 			b := meterBefore[o.Name]
 			contactOps[o.Name] = kit.OpTotal{Name: o.Name, RRU: o.RRU - b.RRU, WRU: o.WRU - b.WRU, Calls: o.Calls - b.Calls}
 		}
@@ -391,6 +391,13 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	// the page: only under heavy load, so a few are allowed.)
 	if runs := days * f.t.Shards; updates < 2*runs+pages || updates > 2*runs+pages+pages/10+5 {
 		t.Errorf("%d lease updates, want %d for %d shard runs and %d pages (a few more under load)", updates, 2*runs+pages, runs, pages)
+	}
+	// The shard's lease across dates (ADR 0063): taken and let go per
+	// shard run, renewed with each checkpoint (and by the heartbeat while
+	// a slow entry is in flight: only under heavy load).
+	lease := contactOps["agenda.lease"]
+	if runs := days * f.t.Shards; lease.Calls < 2*runs+pages || lease.Calls > 2*runs+pages+pages/10+5 || lease.WRU != float64(lease.Calls) {
+		t.Errorf("%d shard lease writes (%.0f WRU), want %d for %d shard runs and %d pages", lease.Calls, lease.WRU, 2*runs+pages, runs, pages)
 	}
 
 	// Sizes: every header and event image is billed by the KB.
@@ -434,7 +441,7 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	if claims.Calls != 0 {
 		t.Errorf("contact claims outside the steps' writes: %d calls", claims.Calls)
 	}
-	contactWRU := claims.WRU + evidence.WRU + outcomes.WRU + deleted.WRU
+	contactWRU := claims.WRU + evidence.WRU + outcomes.WRU + deleted.WRU + lease.WRU
 	monthWRU := month.WRU() + contactWRU
 	if all := tableWCU + agendaWCU + portfolioWCU; all != monthWRU {
 		t.Errorf("the store metered %.0f WCU, the operations %.0f WRU", all, monthWRU)
@@ -444,7 +451,7 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	// and an allowed step's transaction also carries the counter, the
 	// evidence and the outbox entry (2 × 3); a lease update and each
 	// contact write after it 1.
-	contactCalls := float64(claims.Calls + evidence.Calls + outcomes.Calls + deleted.Calls)
+	contactCalls := float64(claims.Calls + evidence.Calls + outcomes.Calls + deleted.Calls + lease.Calls)
 	inTx := float64(6 * reserved)
 	lo := float64(puts)*hUnits[0] + float64(txs)*2*(hUnits[0]+eUnits[0]) + float64(updates) + contactCalls + inTx
 	hi := float64(puts)*hUnits[1] + float64(txs)*2*(hUnits[1]+eUnits[1]) + float64(updates) + contactCalls + inTx
