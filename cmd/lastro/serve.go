@@ -59,6 +59,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(schedDone)
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
+	// The outbox's dispatcher delivers what a crash left undelivered (its
+	// first pass, every entry) and then every failed delivery's next try
+	// (ADR 0062). It runs whether or not the scheduler does: a run asked
+	// for over HTTP leaves its failures to it too.
+	dispatchDone := make(chan struct{})
+	go func() { defer close(dispatchDone); agenda.NewDispatcher(e.Agenda, 0, log).Run(schedCtx) }()
 	// The stream consumer, when on, runs beside the API with the local
 	// defaults (the events file and dead letter in the data directory);
 	// lastro stream is the way to choose publishers or run it apart.
@@ -89,6 +95,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// too, and serve waits for it before the deferred Close stops the store.
 	stopSched()
 	<-schedDone
+	<-dispatchDone
 	<-streamDone
 	log.Info("shut down")
 	return err
