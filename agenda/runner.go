@@ -31,7 +31,7 @@ import (
 
 // Defaults of a run.
 const (
-	DefaultCatchUp = 7                // days before the run date still processed (k)
+	DefaultCatchUp = 7 // days before the run date still processed (k)
 	// DefaultLease is a shard's lease: renewed at every page and, while
 	// entries are in flight, every third of it, so a killed worker's
 	// shard is free again within it (ADR 0063).
