@@ -119,12 +119,13 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		if r.beforeSave != nil {
 			r.beforeSave(e.ContractID)
 		}
-		err = r.save(ctx, db, c, now, w.events, w.writes...)
-		// What follows the write should happen even if the run is being
-		// stopped: a recorded step's message is sent (else the outbox's
-		// dispatcher sends it).
+		// The write and what follows it happen even if the run is being
+		// stopped: a write abandoned in flight may still commit, unknown to
+		// the run's report, and a recorded step's message is sent now
+		// rather than by the outbox's dispatcher later.
 		after, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		err = r.save(after, db, c, now, w.events, w.writes...)
 		if err == nil {
 			out = w.out
 			if w.report != nil {
