@@ -186,8 +186,8 @@ func TestKilledServeDeliversEveryContactOnce(t *testing.T) {
 	if err := k.MaintenanceScan(context.Background(), "test-audit", 0, 1, func(it kit.Item) error {
 		var v struct {
 			PK, SK, Type, LocalDate, AttemptID, Outcome string
-			Allowed                                    bool
-			Attempts                                   int
+			Allowed                                     bool
+			Attempts                                    int
 		}
 		if err := attributevalue.UnmarshalMap(it, &v); err != nil {
 			return err
