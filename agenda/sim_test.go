@@ -389,14 +389,17 @@ func TestAgendaWritesAreEventDriven(t *testing.T) {
 	// per page of entries.
 	// (A page slower than a third of the lease renews it once more inside
 	// the page: only under heavy load, so a few are allowed.)
-	if runs := days * f.t.Shards; updates < 2*runs+pages || updates > 2*runs+pages+pages/10+5 {
+	// Renewals inside slow pages and the heartbeat's depend on wall time
+	// (a third of the lease each), which a loaded machine stretches.
+	slack := pages/10 + 5 + int(runTime/(agenda.DefaultLease/3))*f.t.Shards
+	if runs := days * f.t.Shards; updates < 2*runs+pages || updates > 2*runs+pages+slack {
 		t.Errorf("%d lease updates, want %d for %d shard runs and %d pages (a few more under load)", updates, 2*runs+pages, runs, pages)
 	}
 	// The shard's lease across dates (ADR 0063): taken and let go per
 	// shard run, renewed with each checkpoint (and by the heartbeat while
 	// a slow entry is in flight: only under heavy load).
 	lease := contactOps["agenda.lease"]
-	if runs := days * f.t.Shards; lease.Calls < 2*runs+pages || lease.Calls > 2*runs+pages+pages/10+5 || lease.WRU != float64(lease.Calls) {
+	if runs := days * f.t.Shards; lease.Calls < 2*runs+pages || lease.Calls > 2*runs+pages+2*slack || lease.WRU != float64(lease.Calls) {
 		t.Errorf("%d shard lease writes (%.0f WRU), want %d for %d shard runs and %d pages", lease.Calls, lease.WRU, 2*runs+pages, runs, pages)
 	}
 
