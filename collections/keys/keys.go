@@ -48,6 +48,7 @@ var Registry = []Prefix{
 	{"IDEM", PK, 1, "idempotency key record", []string{"keyHash"}},
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
 	{"REM", PK, 1, "boleto registrations with one bank: pending entries and shipping files (ADR 0072)", []string{"bank"}},
+	{"OBX", PK, 1, "contact outbox of one agenda shard: attempts still to deliver (ADR 0062)", []string{"shard"}},
 	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
 	// The stream consumer's bookkeeping belongs to no tenant: a shard of the
 	// table's stream carries every tenant's changes (ADR 0047).
@@ -79,6 +80,8 @@ var Registry = []Prefix{
 	{"PEND", SK, 0, "a boleto registration awaiting the next shipping file (ADR 0072)", []string{"ts", "chargeId", "movement"}},
 	{"FILE", SK, 0, "a boleto shipping file (remessa), by its number (ADR 0072)", []string{"number"}},
 	{"WAKE", SK, 0, "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064)", []string{"date", "ts"}},
+	{"ATT", SK, 0, "an outbox entry: one contact attempt to deliver (ADR 0062)", []string{"attemptId"}},
+	{"LEASE", SK, 0, "agenda lease of one shard across dates (ADR 0063)", []string{"shard"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -393,6 +396,19 @@ func AgendaEntry(action, contractID string) string { return join(action, contrac
 // Run is the sort key of the agenda run of a date and shard, in the
 // tenant partition: the shard's lease and checkpoint.
 func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("%02d", shard)) }
+
+// Outbox is the partition of one agenda shard's contact outbox: the
+// allowed attempts whose delivery has no outcome yet, listed by the
+// dispatcher with one keyed Query (ADR 0062).
+func Outbox(t string, shard int) string { return join("T", t, "OBX", fmt.Sprintf("%02d", shard)) }
+
+// OutboxEntry is the sort key of one attempt in an outbox partition.
+func OutboxEntry(attemptID string) string { return join("ATT", attemptID) }
+
+// ShardLease is the sort key, in the tenant partition, of one agenda
+// shard's lease: one holder per tenant and shard whatever the date it
+// runs (ADR 0063).
+func ShardLease(shard int) string { return join("LEASE", fmt.Sprintf("%02d", shard)) }
 
 // RunsOn selects the agenda runs of one date (every shard's lease and
 // checkpoint) in the tenant partition.
