@@ -287,3 +287,115 @@ func TestRouterSendsEachChannelToItsSender(t *testing.T) {
 		t.Fatalf("email %v, sms %v, fallback %v", email.got, sms.got, fallback.got)
 	}
 }
+
+// TestReservationJoinsTheDaysContactOnItsChannel: a joining reservation's
+// LIMIT update marks its channel, so a second contract's step on the same
+// channel that day fails in its transaction as on the limit, and Refuse
+// joins it to the first attempt instead: one contact spent, one entry
+// owed, the second attempt JOINED (ADR 0066).
+func TestReservationJoinsTheDaysContactOnItsChannel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	g := f.gateway(contactlimit.Deps{})
+	dk := f.debtor(t, "")
+	db := f.Kit.Tenant(f.t.ID, f.t.CursorKey())
+	c1, c2 := claimAt(dk, thursday10), claimAt(dk, thursday10)
+	c1.Join, c2.Join, c2.ContractID = true, true, "C-2"
+	first, err := g.Reserve(bg, f.t, c1, 0)
+	if err != nil || !first.Attempt.Allowed {
+		t.Fatal(first, err)
+	}
+	second, err := g.Reserve(bg, f.t, c2, 0)
+	if err != nil || !second.Attempt.Allowed {
+		t.Fatal(second, err)
+	}
+	if err := db.Write(bg, first.Actions...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(bg, second.Actions...); !contactlimit.LimitReached(err) {
+		t.Fatalf("second write on a marked channel: %v", err)
+	}
+	a, err := g.Refuse(bg, f.t, second)
+	if err != nil || !a.Allowed || a.JoinedTo != first.Attempt.AttemptID || a.Outcome != contactlimit.OutcomeJoined {
+		t.Fatalf("joined: %+v %v", a, err)
+	}
+	day, err := g.Day(bg, f.t, dk, "2026-09-24", 10, "")
+	if err != nil || day.Counter != 1 || len(day.Items) != 2 || f.outboxEntries(t) != 1 {
+		t.Fatalf("day: %+v %v, %d entries", day, err, f.outboxEntries(t))
+	}
+	// Another channel the same day is another contact.
+	c3 := claimAt(dk, thursday10)
+	c3.Join, c3.ContractID, c3.Channel = true, "C-3", contactlimit.Email
+	third, err := g.Reserve(bg, f.t, c3, 0)
+	if err != nil || !third.Attempt.Allowed {
+		t.Fatal(third, err)
+	}
+	if err := db.Write(bg, third.Actions...); err != nil {
+		t.Fatalf("another channel: %v", err)
+	}
+}
+
+// TestCallReservationOwesNoMessage: a CALL is reserved (counter and
+// PENDING evidence in the caller's transaction) but has no outbox entry:
+// the dispatcher never sends a call as a message; the desk records it.
+func TestCallReservationOwesNoMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	g := f.gateway(contactlimit.Deps{})
+	dk := f.debtor(t, "")
+	c := claimAt(dk, thursday10)
+	c.Channel, c.Template, c.Action, c.Join = contactlimit.Call, "CALL_D5", "CALL_D5", true
+	r, err := g.Reserve(bg, f.t, c, 0)
+	if err != nil || !r.Attempt.Allowed || r.Attempt.Channel != contactlimit.Call {
+		t.Fatal(r, err)
+	}
+	if err := f.Kit.Tenant(f.t.ID, f.t.CursorKey()).Write(bg, r.Actions...); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.outboxEntries(t); n != 0 || len(r.Actions) != 2 || r.Pending.Attempt.AttemptID != "" {
+		t.Fatalf("a call owes a message: %d entries, %d actions", n, len(r.Actions))
+	}
+	day, err := g.Day(bg, f.t, dk, "2026-09-24", 10, "")
+	if err != nil || day.Counter != 1 || len(day.Items) != 1 || day.Items[0].Outcome != contactlimit.OutcomePending {
+		t.Fatalf("day: %+v %v", day, err)
+	}
+}
+
+// texts is a sender that keeps the texts it was handed.
+type texts struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (s *texts) Send(_ context.Context, _ *tenant.Tenant, m contactlimit.Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, m.Text)
+	return nil
+}
+
+// TestDispatchedMessageSaysWhatTheStepsWould: the entry keeps the
+// message facts the agenda computed, so a message a dispatcher sends
+// after a crash has the step's amount due and payment link, not just
+// the claim's own facts.
+func TestDispatchedMessageSaysWhatTheStepsWould(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := &texts{}
+	g := f.gateway(contactlimit.Deps{Sender: s, Addresses: addresses{}})
+	c := claimAt(f.debtor(t, ""), thursday10)
+	c.AmountCents, c.Message = 1000, contactlimit.MessageFacts{AmountDueCents: 123456, PaymentLink: "https://pay.example/l"}
+	r, err := g.Reserve(bg, f.t, c, 0)
+	if err != nil || !r.Attempt.Allowed {
+		t.Fatal(r, err)
+	}
+	if err := f.Kit.Tenant(f.t.ID, f.t.CursorKey()).Write(bg, r.Actions...); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := g.Dispatch(bg, f.t, 0, true, nil); err != nil || rep.Sent != 1 {
+		t.Fatalf("dispatch: %+v %v", rep, err)
+	}
+	if len(s.got) != 1 || !strings.Contains(s.got[0], "1.234,56") || !strings.Contains(s.got[0], "https://pay.example/l") {
+		t.Fatalf("dispatched texts %q", s.got)
+	}
+}
