@@ -3,6 +3,7 @@ package agenda
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"lastro/charges"
@@ -26,13 +27,15 @@ const (
 )
 
 // contact runs the régua step of plan through the step table (ADR 0066):
-// a message or the bureau notice is claimed and, once the step is
-// recorded, delivered; a call is claimed and leaves a task on the day's
-// call list instead of a message; a step without a channel, or whose
-// channels have no address, is passed over on the record without
-// spending a contact.
+// a message or the bureau notice is reserved (ADR 0062) and, once the
+// step is recorded with the reservation, delivered; a call is reserved
+// and leaves a task on the day's call list instead of a message; a step
+// without a channel, or whose channels have no address, is passed over on
+// the record without spending a contact. limited says the step's last
+// write failed on the day's counter: the reservation is then refused, or
+// joins the attempt that took the day's contact on its channel.
 func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date,
-	now time.Time, dunning *policy.Dunning) error {
+	now time.Time, dunning *policy.Dunning, limited bool) error {
 	h := &c.Header
 	cal := c.Header.Calendar(t) // the debtor's state calendar (ADR 0065)
 	step := *plan.Step
@@ -64,11 +67,14 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	claim := contactlimit.Claim{DebtorKey: h.DebtorKey, ContractID: h.ContractID, Channel: contactlimit.Channel(chans[0]), Fallbacks: fallbacks,
 		Template: plan.Action, Action: plan.Action, At: now, Disputed: h.Hold == regua.HoldDispute, Actor: actor, Policy: dunning,
 		AmountCents: facts.AmountDueCents, DueDate: due, DaysPastDue: plan.DaysPastDue, Message: facts, Join: true}
-	a, err := r.d.Contacts.Claim(ctx, t, claim)
+	res, err := r.d.Contacts.Reserve(ctx, t, claim, h.Shard)
+	if err == nil && limited && res.Attempt.Allowed {
+		res.Attempt, err = r.d.Contacts.Refuse(ctx, t, res)
+	}
 	if err != nil {
 		return fmt.Errorf("claim contact: %w", err)
 	}
-	claim.Channel = a.Channel
+	a := res.Attempt
 	h.ContactAfter = "" // served or judged again now
 	details["channel"], details["attemptId"] = string(a.Channel), a.AttemptID
 	if !a.Allowed {
@@ -118,6 +124,9 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 		if a.JoinedTo != "" {
 			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, details, true)
 		}
+		// The counter and the PENDING evidence commit with the task; a
+		// call's reservation has no outbox entry, so nothing is sent.
+		w.writes, w.reserved = slices.Concat(res.Actions, w.writes), true
 		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, details, false)
 	}
 	if a.JoinedTo != "" {
@@ -137,7 +146,10 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	c.Refresh(date, cal, dunning)
 	w.events = append(w.events, c.NewEvent(0, EvStepExecuted, now, actor, details))
 	w.out.executed = append(w.out.executed, plan.Action)
-	w.send = &delivery{claim: claim, attempt: a, notice: kind == policy.KindNotice}
+	// The reservation leads the write: its counter is the action a failed
+	// limit names (contactlimit.LimitReached).
+	w.writes, w.reserved = slices.Concat(res.Actions, w.writes), true
+	w.send = &delivery{res: res, notice: kind == policy.KindNotice}
 	return nil
 }
 

@@ -73,12 +73,12 @@ func (o outcome) count(rep *ShardReport) {
 	}
 }
 
-// delivery is a contact the agenda claimed and recorded; it is sent only
-// after the record committed.
+// delivery is a contact the agenda reserved: its counter, evidence and
+// outbox entry commit with the step's own write (ADR 0062), and it is
+// delivered only after that write committed.
 type delivery struct {
-	claim   contactlimit.Claim
-	attempt contactlimit.Attempt
-	notice  bool // a BUREAU_NOTICE: its delivery is the evidence the report waits for
+	res    *contactlimit.Reservation
+	notice bool // a BUREAU_NOTICE: its delivery is the evidence the report waits for
 }
 
 // execute handles one entry: it reads the contract (strongly consistent),
@@ -87,12 +87,15 @@ type delivery struct {
 // owes, credit on instalments that fell due, the derivation a DUE_CHECK or
 // BUCKET_MOVE stands for, and the régua step the régua says runs today —
 // and writes the result with the next action, conditioned on the version
-// read. A contact is claimed before that write and sent only after it: a
-// payment that commits in between fails the write, so the contact is
-// cancelled (its evidence says why) and the contract re-read.
+// read. A contact is reserved before that write and written with it (the
+// day's counter, the PENDING evidence, the outbox entry): a payment that
+// commits in between fails the whole write, so nothing of the contact is
+// spent, and the contract is re-read. It is delivered after the commit;
+// a crash before its outcome leaves the outbox entry for the dispatcher.
 func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Date, e entry) (outcome, error) {
 	db := r.db(t)
 	var out outcome
+	limited := false // the last write failed on the day's contact limit
 	err := conflicts.Retry(ctx, func(int) (bool, error) {
 		c, err := contract.Load(ctx, db, t.ID, e.DebtorKey, e.ContractID)
 		if err != nil {
@@ -113,19 +116,20 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		if err != nil {
 			return false, err
 		}
-		w, err := r.work(ctx, t, c, dunning, date, now)
+		w, err := r.work(ctx, t, c, dunning, date, now, limited)
 		if err != nil {
 			return false, err
 		}
 		if r.beforeSave != nil {
 			r.beforeSave(e.ContractID)
 		}
-		err = r.save(ctx, db, c, now, w.events, w.writes...)
-		// What follows the write must happen even if the run is being
-		// stopped: a recorded step's message is sent, a claimed contact's
-		// cancellation is written.
+		// The write and what follows it happen even if the run is being
+		// stopped: a write abandoned in flight may still commit, unknown to
+		// the run's report, and a recorded step's message is sent now
+		// rather than by the outbox's dispatcher later.
 		after, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		err = r.save(after, db, c, now, w.events, w.writes...)
 		if err == nil {
 			out = w.out
 			if w.report != nil {
@@ -141,12 +145,13 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 			}
 			return false, nil
 		}
-		if w.send != nil {
-			// Claimed but not recorded: cancel the contact, with the reason
-			// on its evidence.
-			if _, rerr := r.d.Contacts.Record(after, t, w.send.attempt, contactlimit.OutcomeFailed, "contract_changed"); rerr != nil {
-				return false, errors.Join(err, rerr)
-			}
+		if w.reserved && contactlimit.LimitReached(err) {
+			// The day's contacts ran out between the reservation and the
+			// write, or another contract's step took the day's contact on
+			// the channel: decided again, this time as blocked by LIMIT or
+			// joined to that contact (contactlimit.Refuse).
+			limited = true
+			return true, err
 		}
 		return changed(err), err
 	})
@@ -154,8 +159,11 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 }
 
 // conflicts is how often an action re-reads a contract that changed under
-// it (a payment landing between the read and the write).
-var conflicts = kit.Backoff{Attempts: 3, Base: 2 * time.Millisecond, Max: 50 * time.Millisecond}
+// it (a payment landing between the read and the write), or retries a
+// write that collided with another transaction on the same debtor's
+// counter (its contracts run at once: the counter is in every contact
+// step's transaction, ADR 0062).
+var conflicts = kit.Backoff{Attempts: 8, Base: 2 * time.Millisecond, Max: 100 * time.Millisecond}
 
 // changed reports whether a write failed because the contract changed
 // since it was read: worth a fresh read.
@@ -197,10 +205,13 @@ type work struct {
 	send   *delivery
 	report *Record      // a bureau inclusion, submitted once the step is recorded
 	writes []kit.Action // other items written with the contract (a promise resolved)
+	// reserved says writes lead with a contact's reservation (a message's
+	// or a call's): a failure of its first action is the day's counter.
+	reserved bool
 }
 
-func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
-	w, err := r.steps(ctx, t, c, dunning, date, now)
+func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time, limited bool) (*work, error) {
+	w, err := r.steps(ctx, t, c, dunning, date, now, limited)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +234,7 @@ func (r *Runner) work(ctx context.Context, t *tenant.Tenant, c *contract.Contrac
 	return w, nil
 }
 
-func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time) (*work, error) {
+func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contract, dunning *policy.Dunning, date calendar.Date, now time.Time, limited bool) (*work, error) {
 	w := &work{}
 	h := &c.Header
 	cal := c.Header.Calendar(t)
@@ -293,7 +304,7 @@ func (r *Runner) steps(ctx context.Context, t *tenant.Tenant, c *contract.Contra
 		return w, r.report(ctx, t, c, w, plan, date, now, dunning)
 	}
 	// What the step does follows from the step table (ADR 0066).
-	return w, r.contact(ctx, t, c, w, plan, date, now, dunning)
+	return w, r.contact(ctx, t, c, w, plan, date, now, dunning, limited)
 }
 
 // record notes on the header that plan's step ran on date.
@@ -359,29 +370,35 @@ func (r *Runner) removal(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	return nil
 }
 
-// deliver sends a recorded contact. A delivered bureau notice is the
-// evidence its report waits for: noticeAt is written on the contract.
+// deliver sends a recorded contact right after its commit. A delivered
+// bureau notice is the evidence its report waits for: noticeAt is written
+// on the contract before the outbox entry goes. A failure that may pass
+// leaves the attempt PENDING for the dispatcher.
 func (r *Runner) deliver(ctx context.Context, t *tenant.Tenant, date calendar.Date, c *contract.Contract, d delivery) error {
-	if !r.d.Contacts.CanDeliver() {
-		return nil // claimed and recorded; nothing delivers here
-	}
-	a, err := r.d.Contacts.Deliver(ctx, t, d.claim, d.attempt)
-	if err != nil {
-		var se *contactlimit.SendError
-		if errors.As(err, &se) {
-			r.d.Logger.WarnContext(ctx, "agenda contact not delivered", "tenant", t.ID, "contract", c.Header.ContractID, "detail", se.Detail)
-			return nil // the failure is on the attempt's evidence
+	var sent func(context.Context, contactlimit.Attempt) error
+	if d.notice {
+		sent = func(ctx context.Context, a contactlimit.Attempt) error {
+			return r.noticeDelivered(ctx, t, c.Header.DebtorKey, c.Header.ContractID, date, a.AttemptID)
 		}
-		return err
 	}
-	if !d.notice || a.Outcome != contactlimit.OutcomeSent {
+	got, err := r.d.Contacts.DeliverPending(ctx, t, d.res.Pending, true, sent)
+	if err != nil {
+		// The step and its attempt are recorded: the dispatcher finishes
+		// the delivery. Only the run's own stop is the run's concern.
+		r.d.Logger.WarnContext(ctx, "agenda contact left to the dispatcher", "tenant", t.ID, "contract", c.Header.ContractID, "error", err.Error())
 		return nil
 	}
-	return r.noticeDelivered(ctx, t, c.Header.DebtorKey, c.Header.ContractID, date, a.AttemptID)
+	if o := got.Attempt.Outcome; o != contactlimit.OutcomeSent && !got.Skipped {
+		r.d.Logger.WarnContext(ctx, "agenda contact not delivered", "tenant", t.ID, "contract", c.Header.ContractID,
+			"outcome", o, "detail", got.Attempt.OutcomeDetail)
+	}
+	return nil
 }
 
 // noticeDelivered writes the notice's delivery evidence on the contract
-// and replans it: with the evidence the régua plans the report.
+// and replans it: with the evidence the régua plans the report. It runs
+// again after a crash before the outbox entry was deleted, so evidence
+// already there for that date is left as it is.
 func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, contractID string, date calendar.Date, attemptID string) error {
 	db := r.db(t)
 	return conflicts.Retry(ctx, func(int) (bool, error) {
@@ -395,6 +412,9 @@ func (r *Runner) noticeDelivered(ctx context.Context, t *tenant.Tenant, dk, cont
 		}
 		if !c.Header.IsDelinquent() {
 			return false, nil // paid meanwhile: the notice proves nothing for a later delinquency
+		}
+		if c.Header.NoticeAt == date.String() {
+			return false, nil // recorded before a crash
 		}
 		now := r.d.Clock.Now()
 		c.Header.NoticeAt = date.String()

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,8 +27,9 @@ func (r *Runner) Routes(srv *web.Server) {
 	sup := []web.Role{web.Supervisor}
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/agenda/run",
 		Summary: "Run the dunning workers now for {date?, shards?} (default: the tenant's today, every shard) and return what they did: " +
-			"actions executed, contact steps blocked (by reason), entries skipped, per shard. A shard another worker holds is reported busy. " +
-			"400 on a bad date or shard; 422 on a date beyond the catch-up window ahead of today",
+			"actions executed, contact steps blocked (by reason), entries skipped, per shard. A shard another worker holds is waited for " +
+			"while its lease runs out (a killed worker's is taken over then) and otherwise listed in busy; 409 shards_busy when every " +
+			"shard asked for is busy. 400 on a bad date or shard; 422 on a date after today",
 		Roles: sup, Request: RunInput{Date: "2026-09-24", Shards: []int{0, 1}}, Response: Report{}}, r.postRun)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/agenda",
 		Summary: "AP03/AP04/AP10: the contracts whose next action is due on ?date= (default today), one GSI1 Query per shard, narrowed by " +
@@ -72,12 +75,28 @@ func (r *Runner) postRun(c echo.Context) error {
 	}
 	// The request's context bounds the run: a client that gives up stops
 	// the workers, which leave their checkpoints for the next run.
-	rep, err := r.Run(c.Request().Context(), t, date, Options{Shards: shards})
+	// A shard whose lease is held is waited for up to a lease's time: a
+	// worker killed a moment ago renews it no more and is taken over,
+	// rather than the run answering "done" with nothing run (ADR 0063).
+	rep, err := r.Run(c.Request().Context(), t, date, Options{Shards: shards, Wait: r.d.Lease + time.Second})
 	r.YieldInterrupted(c.Request().Context(), t, rep)
 	if err != nil {
 		return err
 	}
+	if len(rep.Busy) > 0 && len(rep.Busy) == len(rep.Shards) {
+		return errs.E(errs.Conflict, "shards_busy", "every shard asked for is being run by another worker (shards %s): nothing ran; try again when it finishes",
+			shardList(rep.Busy))
+	}
 	return c.JSON(http.StatusOK, rep)
+}
+
+// shardList is shards as "0, 1, 5".
+func shardList(shards []int) string {
+	parts := make([]string, len(shards))
+	for i, s := range shards {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 var actionPattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)

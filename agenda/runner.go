@@ -31,8 +31,11 @@ import (
 
 // Defaults of a run.
 const (
-	DefaultCatchUp = 7                // days before the run date still processed (k)
-	DefaultLease   = 30 * time.Second // a shard's lease, renewed at every page
+	DefaultCatchUp = 7 // days before the run date still processed (k)
+	// DefaultLease is a shard's lease: renewed at every page and, while
+	// entries are in flight, every third of it, so a killed worker's
+	// shard is free again within it (ADR 0063).
+	DefaultLease = 10 * time.Second
 	// DefaultParallel entries of one shard run at once: enough to overlap
 	// one entry's waits (fsyncs, a messaging provider) with the others'
 	// work, so a run keeps both cores busy (docs/performance.md).
@@ -66,7 +69,7 @@ type Runner struct {
 	// shard: a second run of a shard in this process is refused, and Yield
 	// releases only leases this runner still holds.
 	mu   sync.Mutex
-	held map[runSlot]string
+	held map[runSlot]holding
 	// beforeSave, when set, runs between an action's reads and its write:
 	// tests use it to force interleavings with payments.
 	beforeSave func(contractID string)
@@ -92,13 +95,17 @@ func New(d Deps) *Runner {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{d: d, held: map[runSlot]string{}}
+	return &Runner{d: d, held: map[runSlot]holding{}}
 }
 
 // Options narrow a run.
 type Options struct {
 	Shards   []int          // nil: every shard of the tenant
 	Progress func(Progress) // called after every page, from the shard's goroutine
+	// Wait is how long a shard whose lease is held is waited for: a lease
+	// that runs out within it (its holder was killed and renews no more)
+	// is taken over then. 0 reports the shard busy at once.
+	Wait time.Duration
 }
 
 // Progress is a shard's position in a run.
@@ -129,7 +136,9 @@ type Report struct {
 	Blocked  map[string]int `json:"blocked"`
 	Skipped  int            `json:"skipped"`
 	Failed   int            `json:"failed"`
-	Shards   []ShardReport  `json:"shards"`
+	// Busy lists the shards another worker held: not run by this run.
+	Busy   []int         `json:"busy"`
+	Shards []ShardReport `json:"shards"`
 }
 
 // ErrBusy is returned by a shard run when another worker (or another run
@@ -160,12 +169,13 @@ func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, 
 			return nil, fmt.Errorf("agenda: shard %d out of 0-%d", s, t.Shards-1)
 		}
 	}
-	rep := &Report{TenantID: t.ID, Date: date.String(), Executed: map[string]int{}, Blocked: map[string]int{}, Shards: make([]ShardReport, len(shards))}
+	rep := &Report{TenantID: t.ID, Date: date.String(), Executed: map[string]int{}, Blocked: map[string]int{}, Busy: []int{},
+		Shards: make([]ShardReport, len(shards))}
 	var wg sync.WaitGroup
 	errs := make([]error, len(shards))
 	for i, s := range shards {
 		wg.Go(func() {
-			sr, err := r.RunShard(ctx, t, date, s, opt.Progress)
+			sr, err := r.runShard(ctx, t, date, s, opt.Progress, opt.Wait)
 			if errors.Is(err, ErrBusy) {
 				sr.Busy, err = true, nil
 			}
@@ -187,6 +197,11 @@ func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, 
 		rep.Failed += sr.Failed
 	}
 	sort.Slice(rep.Shards, func(i, j int) bool { return rep.Shards[i].Shard < rep.Shards[j].Shard })
+	for _, sr := range rep.Shards {
+		if sr.Busy {
+			rep.Busy = append(rep.Busy, sr.Shard)
+		}
+	}
 	return rep, errors.Join(errs...)
 }
 
@@ -196,23 +211,39 @@ func (r *Runner) Run(ctx context.Context, t *tenant.Tenant, date calendar.Date, 
 // same date and shard continues from it; a finished one starts over,
 // which is cheap since executed entries have left the partitions.
 func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, progress func(Progress)) (ShardReport, error) {
-	ctx = kit.Within(ctx, "agenda.run")
+	return r.runShard(ctx, t, date, shard, progress, 0)
+}
+
+func (r *Runner) runShard(parent context.Context, t *tenant.Tenant, date calendar.Date, shard int, progress func(Progress), wait time.Duration) (_ ShardReport, err error) {
+	parent = kit.Within(parent, "agenda.run")
 	rep := ShardReport{Shard: shard, Executed: map[string]int{}, Blocked: map[string]int{}}
-	l, err := r.acquire(ctx, t, date, shard)
+	l, err := r.acquire(parent, t, date, shard, wait)
 	if err != nil {
 		return rep, err
 	}
+	// A lost lease (renewed too late, taken over) stops the run: ctx ends
+	// with the loss as its cause.
+	ctx, lose := context.WithCancelCause(parent)
+	var inflight atomic.Int64
+	stopBeat := r.heartbeat(ctx, t, date, shard, &inflight, lose)
 	defer func() {
-		if ctx.Err() != nil {
+		stopBeat()
+		lose(nil)
+		if parent.Err() == nil && err != nil && errors.Is(err, context.Canceled) {
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+				err = cause
+			}
+		}
+		if parent.Err() != nil {
 			// Stopped (Ctrl-C, shutdown): let the lease go at once, keeping
 			// the checkpoint, so the next run resumes without waiting.
-			yctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			yctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 5*time.Second)
 			if err := r.Yield(yctx, t, date, []int{shard}); err != nil {
 				r.d.Logger.Warn("agenda: lease not yielded; it expires by itself", "tenant", t.ID, "shard", shard, "error", err.Error())
 			}
 			cancel()
 		}
-		r.forget(t, date, shard)
+		r.forget(t, shard)
 	}()
 	rep.Resumed = l.resumed()
 	renewed := r.d.LeaseClock.Now()
@@ -255,7 +286,7 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 			halts := func(err error) bool {
 				return ctx.Err() != nil || errors.Is(err, kit.ErrThrottled) || errs.Is(err, errs.Transient)
 			}
-			r.executeWindow(ctx, t, date, entries, halts, func(e entry, res result) bool {
+			r.executeWindow(ctx, t, date, entries, &inflight, halts, func(e entry, res result) bool {
 				switch err := res.err; {
 				case err == nil:
 				case halts(err):
@@ -311,7 +342,45 @@ func (r *Runner) RunShard(ctx context.Context, t *tenant.Tenant, date calendar.D
 			}
 		}
 	}
+	stopBeat()
 	return rep, r.release(ctx, t, date, shard, rep)
+}
+
+// heartbeat renews the shard's lease every third of it while entries are
+// in flight (a provider retrying, the store slow), so a live run keeps its
+// shard through a slow entry; between entries the run renews it itself at
+// each page. A run that is stuck between entries renews nothing and its
+// lease runs out as a killed one's does. A lost lease ends the run (lose).
+// The returned stop waits for the heartbeat to end, so nothing renews the
+// lease after the run let it go.
+func (r *Runner) heartbeat(ctx context.Context, t *tenant.Tenant, date calendar.Date, shard int, inflight *atomic.Int64,
+	lose context.CancelCauseFunc) (stop func()) {
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(r.d.Lease/3, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			if inflight.Load() == 0 {
+				continue
+			}
+			if err := r.renew(ctx, t, date, shard); errors.Is(err, ErrBusy) {
+				lose(err)
+				return
+			} else if err != nil && ctx.Err() == nil {
+				r.d.Logger.Warn("agenda: lease not renewed", "tenant", t.ID, "shard", shard, "error", err.Error())
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(quit); <-done }) }
 }
 
 func (r *Runner) db(t *tenant.Tenant) *kit.Tenant { return r.d.Kit.Tenant(t.ID, t.CursorKey()) }
@@ -330,7 +399,7 @@ type result struct {
 // take returns false, ctx ends or an entry failed with an error that
 // stops the run (halts); those already running are still handed over, so
 // every entry started is accounted for.
-func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry,
+func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry, inflight *atomic.Int64,
 	halts func(error) bool, take func(entry, result) bool) {
 	results := make([]result, len(entries))
 	ready := make([]bool, len(entries))
@@ -342,7 +411,9 @@ func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calen
 		for going && !halted.Load() && ctx.Err() == nil && started < len(entries) && started-next < r.d.Parallel {
 			i := started
 			started++
+			inflight.Add(1)
 			go func() {
+				defer inflight.Add(-1)
 				out, err := r.execute(ctx, t, date, entries[i])
 				if err != nil && halts(err) {
 					halted.Store(true)

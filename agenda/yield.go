@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"lastro/collections/calendar"
-	"lastro/collections/kit"
 	"lastro/tenant"
 )
 
@@ -21,16 +17,11 @@ import (
 // alone (the write is conditioned on the owner). Call it after Run has
 // returned, with a context that is still alive.
 func (r *Runner) Yield(ctx context.Context, t *tenant.Tenant, date calendar.Date, shards []int) error {
-	name, val := expression.Name, expression.Value
 	var failed []error
 	for _, s := range shards {
-		tok := r.token(t, date, s)
-		if tok == "" {
-			continue // not running here (any more): nothing of ours to yield
-		}
-		owner := name("token").Equal(val(tok))
-		_, err := r.db(t).Update(ctx, runKey(t, date, s), expression.Set(name("leaseUntil"), val(0)), &owner, types.ReturnValueNone)
-		if err != nil && !errors.Is(err, kit.ErrConditionFailed) {
+		// Only a lease this runner holds for date (letGo is conditioned on
+		// its token; without one there is nothing of ours to yield).
+		if err := r.letGo(ctx, t, date, s); err != nil {
 			failed = append(failed, fmt.Errorf("agenda: yield shard %d: %w", s, err))
 		}
 	}

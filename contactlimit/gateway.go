@@ -166,6 +166,7 @@ type Deps struct {
 	Logger    *slog.Logger
 	Sender    Sender      // optional: Send and the HTTP POST deliver through it
 	Addresses AddressBook // optional: resolves the recipient for Send
+	Retry     Retry       // how the outbox retries deliveries (ADR 0062); zero fields take the defaults
 }
 
 // Gateway is the contact gateway.
@@ -177,6 +178,7 @@ type Gateway struct {
 	log       *slog.Logger
 	sender    Sender
 	addresses AddressBook
+	retry     Retry
 }
 
 // New returns the gateway.
@@ -188,7 +190,7 @@ func New(d Deps) *Gateway {
 		d.Clock = clock.System{}
 	}
 	return &Gateway{kit: d.Kit, tenants: d.Tenants, policies: d.Policies, clock: d.Clock, log: d.Logger,
-		sender: d.Sender, addresses: d.Addresses}
+		sender: d.Sender, addresses: d.Addresses, retry: d.Retry.withDefaults()}
 }
 
 func (g *Gateway) db(t *tenant.Tenant) *kit.Tenant { return g.kit.Tenant(t.ID, t.CursorKey()) }
@@ -254,16 +256,58 @@ func (g *Gateway) profile(ctx context.Context, t *tenant.Tenant, dk string) (*de
 // touching the counter: HOLIDAY, WINDOW, DISPUTE, OPT_OUT. Only a claim
 // that passes them all spends the day's LIMIT, with one conditional ADD.
 func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt, error) {
-	if err := c.validate(g.clock.Now()); err != nil {
+	d, err := g.decide(ctx, t, &c)
+	if err != nil {
 		return Attempt{}, err
+	}
+	a := d.attempt
+	if a.Reason == "" {
+		n, ok, err := 0, false, error(nil)
+		if c.Join {
+			n, a.JoinedTo, ok, err = g.spendOrJoin(ctx, t, c.DebtorKey, d.date, d.loc, d.max, a.Channel, a.AttemptID)
+		} else {
+			n, ok, err = g.spend(ctx, t, c.DebtorKey, d.date, d.loc, d.max)
+		}
+		if err != nil {
+			return Attempt{}, err
+		}
+		if ok {
+			// Only an allowed attempt is delivered: only it keeps the item.
+			a.Allowed, a.AttemptNumber, a.read = true, n, d.read
+		} else {
+			a.Reason = ReasonLimit
+		}
+	}
+	return g.settle(ctx, t, a)
+}
+
+// decision is what the gateway decided of a claim before the counter:
+// the attempt (Reason set when blocked, its channel the routed one), the
+// debtor's local date whose counter an allowed attempt spends and its
+// zone, the day's maximum and the PROFILE read.
+type decision struct {
+	attempt Attempt
+	date    calendar.Date
+	loc     *time.Location
+	max     int
+	read    *profileRead
+}
+
+// decide validates c, reads the policy and the PROFILE, routes the claim
+// to a channel and checks, in order and without touching the counter,
+// HOLIDAY, WINDOW, DISPUTE, then OPT_OUT or NO_ADDRESS. An attempt
+// without a Reason passed them all.
+func (g *Gateway) decide(ctx context.Context, t *tenant.Tenant, c *Claim) (*decision, error) {
+	if err := c.validate(g.clock.Now()); err != nil {
+		return nil, err
 	}
 	pol, err := g.policies.Dunning(ctx, t, t.DunningPolicy)
 	if err != nil {
-		return Attempt{}, err
+		return nil, err
 	}
 	prof, err := g.profile(ctx, t, c.DebtorKey)
 	if err != nil {
-		return Attempt{}, err
+		return nil, err
 	}
 	uf := c.UF
 	if uf == "" {
@@ -277,7 +321,7 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 	date := calendar.Of(c.At, loc)
 	cal := t.CalendarIn(uf)
 	window := pol.WindowFor(cal, date, uf)
-	channel, unroutable := route(c, prof)
+	channel, unroutable := route(*c, prof)
 	c.Channel = channel
 	id := uuid.NewString()
 	a := Attempt{AttemptID: id, DebtorKey: c.DebtorKey, ContractID: c.ContractID, Channel: c.Channel, Template: c.Template,
@@ -297,23 +341,14 @@ func (g *Gateway) Claim(ctx context.Context, t *tenant.Tenant, c Claim) (Attempt
 		// Refused, or no address on any channel the step may use: nothing
 		// is sent and the day's contact is not spent.
 		a.Reason = unroutable
-	default:
-		n, ok, err := 0, false, error(nil)
-		if c.Join {
-			n, a.JoinedTo, ok, err = g.spendOrJoin(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts, c.Channel, id)
-		} else {
-			n, ok, err = g.spend(ctx, t, c.DebtorKey, date, loc, pol.MaxDailyContacts)
-		}
-		if err != nil {
-			return Attempt{}, err
-		}
-		if ok {
-			// Only an allowed attempt is delivered: only it keeps the item.
-			a.Allowed, a.AttemptNumber, a.read = true, n, &profileRead{item: prof.Item()}
-		} else {
-			a.Reason = ReasonLimit
-		}
 	}
+	return &decision{attempt: a, date: date, loc: loc, max: pol.MaxDailyContacts, read: &profileRead{item: prof.Item()}}, nil
+}
+
+// settle writes an attempt's evidence: PENDING when allowed, JOINED when
+// it joined the day's attempt on its channel, SKIPPED_NO_ADDRESS or
+// BLOCKED with its reason when not allowed.
+func (g *Gateway) settle(ctx context.Context, t *tenant.Tenant, a Attempt) (Attempt, error) {
 	a.Outcome = OutcomeBlocked
 	switch {
 	case a.Allowed && a.JoinedTo != "":
@@ -354,12 +389,14 @@ func opensLater(w *policy.Window, local time.Time) string {
 	return keys.Timestamp(at)
 }
 
-// spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
-// attempt's number of the day, or ok false when the day's contacts are
-// used up. expiresAt (date + 8 days) is housekeeping only: the date in the
-// key is what makes tomorrow's counter another item.
-func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, loc *time.Location, max int) (int, bool, error) {
-	ctx, _ = kit.Operation(ctx, "contact.claim")
+// limitUpdate is the design's conditional ADD on LIMIT#<localDate>, as
+// an update and its condition: one more attempt while fewer than max.
+// With a channel (a claim that joins, join.go) it also marks the day's
+// channel with attemptID, on condition that no attempt marked it yet.
+// expiresAt (date + 8 days, midnight in the debtor's zone loc) is
+// housekeeping only: the date in the key is what makes tomorrow's counter
+// another item.
+func limitUpdate(date calendar.Date, loc *time.Location, max int, ch Channel, attemptID string) (expression.UpdateBuilder, expression.ConditionBuilder) {
 	ttl := date.AddDays(8).Midnight(loc).Unix()
 	upd := expression.Set(expression.Name("expiresAt"), expression.IfNotExists(expression.Name("expiresAt"), expression.Value(ttl))).
 		Set(expression.Name("type"), expression.Value("LIMIT")).
@@ -367,6 +404,20 @@ func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date c
 		Add(expression.Name("attempts"), expression.Value(1))
 	cond := expression.AttributeNotExists(expression.Name("attempts")).
 		Or(expression.Name("attempts").LessThan(expression.Value(max)))
+	if ch != "" {
+		mark := expression.Name(channelAttr(ch))
+		upd = upd.Set(mark, expression.Value(attemptID))
+		cond = expression.AttributeNotExists(mark).And(cond)
+	}
+	return upd, cond
+}
+
+// spend is the design's conditional ADD on LIMIT#<localDate>: it returns the
+// attempt's number of the day, or ok false when the day's contacts are
+// used up.
+func (g *Gateway) spend(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, loc *time.Location, max int) (int, bool, error) {
+	ctx, _ = kit.Operation(ctx, "contact.claim")
+	upd, cond := limitUpdate(date, loc, max, "", "")
 	out, err := g.db(t).Update(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.Limit(date.String())}, upd, &cond, types.ReturnValueUpdatedNew)
 	if errors.Is(err, kit.ErrConditionFailed) {
 		return 0, false, nil // do NOT contact; not "retry later"
@@ -410,6 +461,11 @@ func (g *Gateway) Record(ctx context.Context, t *tenant.Tenant, a Attempt, outco
 	if len(detail) > MaxDetail || strings.IndexFunc(detail, unicode.IsControl) >= 0 {
 		return a, errs.E(errs.Invalid, "invalid_detail", "detail must be at most %d printable characters", MaxDetail)
 	}
+	return g.record(ctx, t, a, outcome, detail)
+}
+
+// record writes an allowed attempt's outcome (SENT, FAILED or DEAD) once.
+func (g *Gateway) record(ctx context.Context, t *tenant.Tenant, a Attempt, outcome, detail string) (Attempt, error) {
 	if !a.Allowed || a.SK == "" {
 		return a, errs.E(errs.Rule, "contact_not_allowed", "only an allowed attempt has an outcome")
 	}

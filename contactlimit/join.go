@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/calendar"
@@ -34,25 +33,14 @@ func channelAttr(ch Channel) string { return "ch" + string(ch) }
 func (g *Gateway) spendOrJoin(ctx context.Context, t *tenant.Tenant, dk string, date calendar.Date, loc *time.Location, max int, ch Channel, attemptID string) (n int, joined string, ok bool, err error) {
 	ctx, _ = kit.Operation(ctx, "contact.claim")
 	key := kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.Limit(date.String())}
-	mark := expression.Name(channelAttr(ch))
-	ttl := date.AddDays(8).Midnight(loc).Unix()
-	upd := expression.Set(expression.Name("expiresAt"), expression.IfNotExists(expression.Name("expiresAt"), expression.Value(ttl))).
-		Set(expression.Name("type"), expression.Value("LIMIT")).
-		Set(expression.Name("localDate"), expression.Value(date.String())).
-		Set(mark, expression.Value(attemptID)).
-		Add(expression.Name("attempts"), expression.Value(1))
-	cond := expression.AttributeNotExists(mark).And(expression.AttributeNotExists(expression.Name("attempts")).
-		Or(expression.Name("attempts").LessThan(expression.Value(max))))
+	upd, cond := limitUpdate(date, loc, max, ch, attemptID)
 	out, err := g.db(t).Update(ctx, key, upd, &cond, types.ReturnValueUpdatedNew)
 	if errors.Is(err, kit.ErrConditionFailed) {
-		it, err := g.db(t).Get(ctx, key, true)
+		joined, err := g.marked(ctx, t, key, ch)
 		if err != nil {
 			return 0, "", false, fmt.Errorf("claim contact: %w", err)
 		}
-		if v, ok := it[channelAttr(ch)].(*types.AttributeValueMemberS); ok && v.Value != "" {
-			return 0, v.Value, true, nil
-		}
-		return 0, "", false, nil // the day's contacts are used up
+		return 0, joined, joined != "", nil // no mark: the day's contacts are used up
 	}
 	if err != nil {
 		return 0, "", false, fmt.Errorf("claim contact: %w", err)
@@ -64,4 +52,19 @@ func (g *Gateway) spendOrJoin(ctx context.Context, t *tenant.Tenant, dk string, 
 		return 0, "", false, fmt.Errorf("decode counter: %w", err)
 	}
 	return got.Attempts, "", true, nil
+}
+
+// marked reads the LIMIT counter at key, strongly consistent, for the
+// attempt that marked channel ch today ("" when none did): a claim whose
+// marked update failed joins that attempt, or, without a mark, was
+// refused by the limit.
+func (g *Gateway) marked(ctx context.Context, t *tenant.Tenant, key kit.Key, ch Channel) (string, error) {
+	it, err := g.db(t).Get(ctx, key, true)
+	if err != nil {
+		return "", err
+	}
+	if v, ok := it[channelAttr(ch)].(*types.AttributeValueMemberS); ok && v.Value != "" {
+		return v.Value, nil
+	}
+	return "", nil
 }

@@ -1,17 +1,22 @@
 package contactlimit
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"lastro/collections/clock"
 	"lastro/collections/egress"
@@ -45,6 +50,9 @@ func (m Message) LogValue() slog.Value {
 }
 
 // Sender delivers a message through the tenant's messaging provider.
+// Send must be idempotent by m.AttemptID: the same attempt may be handed
+// over again (a retry after a timeout, a dispatch after a crash) and must
+// reach the debtor once.
 type Sender interface {
 	Send(ctx context.Context, t *tenant.Tenant, m Message) error
 }
@@ -70,7 +78,11 @@ type ProfileAddressBook interface {
 // attempt's outcome (a code, never a URL, an address or a text).
 type SendError struct {
 	Detail string
-	Err    error
+	// Transient says another try later may succeed (the provider timed
+	// out, answered 429 or 5xx, the outbox file could not be written):
+	// the outbox retries the attempt instead of recording it FAILED.
+	Transient bool
+	Err       error
 }
 
 func (e *SendError) Error() string {
@@ -94,16 +106,150 @@ func detailOf(err error) string {
 // Outbox is the local Sender: one JSON line per message appended to a
 // file, for a provider integration (or a person) to pick up. The file holds
 // recipients' addresses, so it is created 0600 and is not a log.
-type Outbox struct{ f *jsonl.File }
+//
+// It is idempotent by attempt id (ADR 0062): a message whose attempt
+// already has a line is not written again, whether the line came from this
+// process or from one killed between the write and the outcome's record.
+// The ids already written are read from the file once, at the first send,
+// and kept in memory (16 bytes an attempt).
+type Outbox struct {
+	f    *jsonl.File
+	path string
+
+	mu     sync.Mutex
+	loaded bool
+	seen   map[uuid.UUID]*outboxWrite // attempt ids written, or being written
+	other  map[string]*outboxWrite    // ids that are not UUIDs (hand-made messages)
+}
+
+// outboxWrite is one attempt's line: done closes once it is on disk or
+// failed (err).
+type outboxWrite struct {
+	done chan struct{}
+	err  error
+}
 
 // NewOutbox returns an outbox appending to path.
-func NewOutbox(path string) *Outbox { return &Outbox{f: jsonl.Open(path)} }
+func NewOutbox(path string) *Outbox { return &Outbox{f: jsonl.Open(path), path: path} }
 
 // Send appends m as one line and returns once it is on disk (concurrent
-// sends share one fsync).
+// sends share one fsync); a message whose attempt id has a line already
+// returns at once, writing nothing.
 func (o *Outbox) Send(_ context.Context, _ *tenant.Tenant, m Message) error {
-	if err := o.f.Append(m); err != nil {
-		return &SendError{Detail: "outbox_write", Err: err}
+	for {
+		w, mine, err := o.slot(m.AttemptID)
+		if err != nil {
+			return &SendError{Detail: "outbox_read", Transient: true, Err: err}
+		}
+		if !mine {
+			<-w.done
+			if w.err == nil {
+				return nil // written already: never a second line
+			}
+			continue // that write failed: try ours
+		}
+		w.err = o.f.Append(m)
+		if w.err != nil {
+			o.forget(m.AttemptID)
+		}
+		close(w.done)
+		if w.err != nil {
+			return &SendError{Detail: "outbox_write", Transient: true, Err: w.err}
+		}
+		return nil
+	}
+}
+
+// slot returns the write of attempt id: an existing one (mine false) or
+// a new one the caller makes.
+func (o *Outbox) slot(id string) (w *outboxWrite, mine bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.loaded {
+		if err := o.load(); err != nil {
+			return nil, false, err
+		}
+		o.loaded = true
+	}
+	if id == "" {
+		return &outboxWrite{done: make(chan struct{})}, true, nil
+	}
+	if u, err := uuid.Parse(id); err == nil {
+		if w := o.seen[u]; w != nil {
+			return w, false, nil
+		}
+		w = &outboxWrite{done: make(chan struct{})}
+		o.seen[u] = w
+		return w, true, nil
+	}
+	if w := o.other[id]; w != nil {
+		return w, false, nil
+	}
+	w = &outboxWrite{done: make(chan struct{})}
+	o.other[id] = w
+	return w, true, nil
+}
+
+func (o *Outbox) forget(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if u, err := uuid.Parse(id); err == nil {
+		delete(o.seen, u)
+	} else {
+		delete(o.other, id)
+	}
+}
+
+// load reads the attempt ids the file already holds. A last line cut
+// short (the machine lost power mid-write) is ended with a newline first,
+// so the next line is not glued to it.
+func (o *Outbox) load() error {
+	o.seen, o.other = map[uuid.UUID]*outboxWrite{}, map[string]*outboxWrite{}
+	// One finished write stands for every line already on disk.
+	written := &outboxWrite{done: make(chan struct{})}
+	close(written.done)
+	f, err := os.OpenFile(o.path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	last := byte('\n')
+	for sc.Scan() {
+		line := sc.Bytes()
+		var m struct {
+			AttemptID string `json:"attemptId"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.AttemptID == "" {
+			continue
+		}
+		if u, err := uuid.Parse(m.AttemptID); err == nil {
+			o.seen[u] = written
+		} else {
+			o.other[m.AttemptID] = written
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, st.Size()-1); err == nil {
+			last = b[0]
+		}
+	}
+	if last != '\n' {
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			return err
+		}
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return err
+		}
+		return f.Sync()
 	}
 	return nil
 }
@@ -152,13 +298,25 @@ func (w *Webhook) defaults() (*http.Client, clock.Clock, *slog.Logger, int, time
 }
 
 // Router is the Sender registry: a message goes to the sender of its
-// channel when one is registered, else to the tenant's own messaging
-// provider when it configured one (PUT /v1/tenant/messaging, through
-// Provider), else to Fallback (the engine's local outbox).
+// channel when one is registered (ByChannel, or Register), else to the
+// tenant's own messaging provider when it configured one (PUT
+// /v1/tenant/messaging, through Provider), else to Fallback (the engine's
+// local outbox). Every sender it routes to must be idempotent by the
+// message's attempt id: the outbox's dispatcher may hand it the same
+// message again after a crash (ADR 0062).
 type Router struct {
 	ByChannel map[Channel]Sender
 	Provider  Sender
 	Fallback  Sender
+}
+
+// Register routes channel ch to s, replacing its sender; call it while
+// wiring, before the first Send.
+func (r *Router) Register(ch Channel, s Sender) {
+	if r.ByChannel == nil {
+		r.ByChannel = map[Channel]Sender{}
+	}
+	r.ByChannel[ch] = s
 }
 
 // Send implements Sender.
@@ -197,7 +355,7 @@ func (w *Webhook) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
 	var last *SendError
 	policy := kit.Backoff{Attempts: attempts, Base: base, Max: 5 * time.Second}
 	err = policy.Retry(ctx, func(n int) (bool, error) {
-		retry, err := w.post(ctx, client, clk, t, body)
+		retry, err := w.post(ctx, client, clk, t, m, body)
 		if err == nil {
 			return false, nil
 		}
@@ -211,7 +369,7 @@ func (w *Webhook) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
-		return &SendError{Detail: "canceled", Err: ctx.Err()}
+		return &SendError{Detail: "canceled", Transient: true, Err: ctx.Err()}
 	case last != nil:
 		return last
 	}
@@ -221,13 +379,16 @@ func (w *Webhook) Send(ctx context.Context, t *tenant.Tenant, m Message) error {
 // post makes one signed request; retry says whether a failure is transient.
 // Errors carry no URL: the transport's own error text names it, so only
 // its class is kept.
-func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock, t *tenant.Tenant, body []byte) (retry bool, _ *SendError) {
+func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock, t *tenant.Tenant, m Message, body []byte) (retry bool, _ *SendError) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.MessagingURL, bytes.NewReader(body))
 	if err != nil {
 		return false, &SendError{Detail: "bad_provider_url"}
 	}
 	ts := clk.Now().Unix()
 	req.Header.Set("Content-Type", "application/json")
+	// The provider deduplicates by it: a message retried after a timeout
+	// or a crash carries the same key (ADR 0062).
+	req.Header.Set("Idempotency-Key", m.AttemptID)
 	req.Header.Set(signature.TimestampHeader, strconv.FormatInt(ts, 10))
 	req.Header.Set(signature.SignatureHeader, signature.Sign(t.MessagingSecret(), ts, body))
 	resp, err := client.Do(req)
@@ -240,7 +401,7 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock
 		if errors.Is(err, egress.ErrNotAllowed) {
 			return false, &SendError{Detail: egress.Code, Err: egress.ErrNotAllowed}
 		}
-		return true, &SendError{Detail: "transport_error"}
+		return true, &SendError{Detail: "transport_error", Transient: true}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -248,7 +409,7 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, clk clock.Clock
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return false, nil
 	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
-		return true, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode)}
+		return true, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode), Transient: true}
 	}
 	return false, &SendError{Detail: "status_" + strconv.Itoa(resp.StatusCode)}
 }

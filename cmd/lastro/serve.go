@@ -116,6 +116,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		close(schedDone)
 		log.Info("agenda scheduler off (LASTRO_SCHEDULER=off)")
 	}
+	// The outbox's dispatcher delivers what a crash left undelivered (its
+	// first pass, every entry) and then every failed delivery's next try
+	// (ADR 0062). It runs whether or not the scheduler does: a run asked
+	// for over HTTP leaves its failures to it too.
+	dispatchDone := make(chan struct{})
+	go func() { defer close(dispatchDone); agenda.NewDispatcher(e.Agenda, 0, log).Run(schedCtx) }()
 	l := cfg.Limits
 	tlsDone := make(chan error, 1)
 	if cfg.PSPWebhookTLSAddr != "" {
@@ -135,11 +141,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		"(its role decides what the pages show; POST /v1/tenants/{tenantId}/keys with the admin token issues one)",
 		"url", "http://"+ln.Addr().String()+"/ui/login")
 	err = httpserve.Run(ctx, ln, handler, l, 15*time.Second, log)
-	// Run returns when ctx ends or the server fails: the scheduler stops
-	// too, and serve waits for it before the deferred Close stops the store.
+	// Run returns when ctx ends or the server fails: the scheduler and the
+	// dispatcher stop too, and serve waits for them before the deferred
+	// Close stops the store.
 	stopSched()
 	<-schedDone
 	<-reconcileDone
+	<-dispatchDone
 	<-streamDone
 	if tlsErr := <-tlsDone; err == nil {
 		err = tlsErr

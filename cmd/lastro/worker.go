@@ -12,6 +12,7 @@ import (
 	"lastro/agenda"
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
+	"lastro/contactlimit"
 	"lastro/tenant"
 )
 
@@ -73,6 +74,13 @@ func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		tenants = append(tenants, t)
 	}
+	// First what a crash left in the outbox (every entry: nothing of this
+	// process is in flight yet), so no attempt waits for the next serve.
+	if d, err := e.Agenda.DispatchAll(ctx, true); err != nil {
+		return fmt.Errorf("outbox dispatch: %w", err)
+	} else if d != (contactlimit.DispatchReport{}) {
+		fmt.Fprintf(stderr, "worker: outbox: %d sent, %d failed, %d dead, %d to retry\n", d.Sent, d.Failed, d.Dead, d.Retried)
+	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	for _, t := range tenants {
@@ -109,6 +117,10 @@ func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(tenants) == 0 {
 		fmt.Fprintln(stderr, "worker: no tenants")
+	}
+	// The deliveries the runs left PENDING that are due again by now.
+	if _, err := e.Agenda.DispatchAll(ctx, false); err != nil {
+		return fmt.Errorf("outbox dispatch: %w", err)
 	}
 	return nil
 }

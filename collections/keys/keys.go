@@ -49,6 +49,7 @@ var Registry = []Prefix{
 	{"SUSPENSE", PK, 1, "unmatched settlements awaiting reconciliation", nil},
 	{"REM", PK, 1, "boleto registrations with one bank: pending entries and shipping files (ADR 0072)", []string{"bank"}},
 	{"PIXOPEN", PK, 1, "open Pix charges awaiting a reconcile check (ADR 0070)", nil},
+	{"OBX", PK, 1, "contact outbox of one agenda shard: attempts still to deliver (ADR 0062)", []string{"shard"}},
 	{"DIR", PK, 0, "platform directory of tenants (the one partition outside every tenant)", nil},
 	// The stream consumer's bookkeeping belongs to no tenant: a shard of the
 	// table's stream carries every tenant's changes (ADR 0047).
@@ -82,6 +83,8 @@ var Registry = []Prefix{
 	{"WAKE", SK, 0, "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064)", []string{"date", "ts"}},
 	{"RFD", SK, 0, "refund asked of a Pix payment, under its STL partition (ADR 0069)", []string{"refundId"}},
 	{"PXC", SK, 0, "an open Pix charge's next reconcile check (ADR 0070)", []string{"ts", "chargeId"}},
+	{"ATT", SK, 0, "an outbox entry: one contact attempt to deliver (ADR 0062)", []string{"attemptId"}},
+	{"LEASE", SK, 0, "agenda lease of one shard across dates (ADR 0063)", []string{"shard"}},
 	{"AG", SK, 1, "agreement", []string{"agreementId"}},
 	{"CHG", SK, 1, "charge (Pix txid / boleto number)", []string{"chargeId"}},
 	{"DSP", SK, 1, "dispute", []string{"disputeId"}},
@@ -411,6 +414,19 @@ func AgendaEntry(action, contractID string) string { return join(action, contrac
 // Run is the sort key of the agenda run of a date and shard, in the
 // tenant partition: the shard's lease and checkpoint.
 func Run(date string, shard int) string { return join("RUN", date, fmt.Sprintf("%02d", shard)) }
+
+// Outbox is the partition of one agenda shard's contact outbox: the
+// allowed attempts whose delivery has no outcome yet, listed by the
+// dispatcher with one keyed Query (ADR 0062).
+func Outbox(t string, shard int) string { return join("T", t, "OBX", fmt.Sprintf("%02d", shard)) }
+
+// OutboxEntry is the sort key of one attempt in an outbox partition.
+func OutboxEntry(attemptID string) string { return join("ATT", attemptID) }
+
+// ShardLease is the sort key, in the tenant partition, of one agenda
+// shard's lease: one holder per tenant and shard whatever the date it
+// runs (ADR 0063).
+func ShardLease(shard int) string { return join("LEASE", fmt.Sprintf("%02d", shard)) }
 
 // RunsOn selects the agenda runs of one date (every shard's lease and
 // checkpoint) in the tenant partition.
