@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lastro/collections/calendar"
+	"lastro/collections/keys"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
@@ -316,5 +317,16 @@ func TestPartialPaymentRederivesTheNextAction(t *testing.T) {
 	}
 	if got := v.Contracts[0]; got.NextAction == nil || *got.NextAction != plan.Action {
 		t.Fatalf("360 next action: %+v", got.Facts)
+	}
+	// The plan moved later than the stored agenda entry: the entry stays
+	// on its date (the payment's index writes stay within 3 WRU) and, when
+	// the agenda visits it, moves to the plan's date.
+	if after.AgendaDate != "2026-09-21" || after.GSI1PK != keys.Agenda(f.t.ID, "2026-09-21", after.Shard) {
+		t.Fatalf("the entry left in place: agenda %s %s, GSI1PK %s", after.AgendaAction, after.AgendaDate, after.GSI1PK)
+	}
+	f.apiRun(t, at("2026-09-21", 8, 0))
+	moved := f.header(t, dk, "C-1")
+	if moved.AgendaDate != "" || moved.NextActionDate != after.NextActionDate || moved.GSI1PK != keys.Agenda(f.t.ID, after.NextActionDate, moved.Shard) {
+		t.Fatalf("after the visit: agenda %q, next %s on %s, GSI1PK %s", moved.AgendaDate, moved.NextAction, moved.NextActionDate, moved.GSI1PK)
 	}
 }

@@ -101,6 +101,19 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 		if err != nil {
 			return false, err
 		}
+		if c != nil && c.Header.AgendaDate != "" && c.Header.AgendaDate <= date.String() && c.Header.NextActionDate > date.String() {
+			// An entry a payment left in place while the plan moved later
+			// (contract.RefreshAfterPayment): re-derived now, it moves to
+			// the plan's date, nothing else done.
+			dunning, err := r.dunning(ctx, t, c)
+			if err != nil {
+				return false, err
+			}
+			c.Refresh(date, c.Header.Calendar(t), dunning)
+			out = outcome{skipped: true}
+			err = r.save(ctx, db, c, r.d.Clock.Now(), nil)
+			return changed(err), err
+		}
 		if c == nil || c.Header.NextAction == "" || c.Header.NextActionDate > date.String() {
 			out = outcome{skipped: true}
 			return false, nil

@@ -53,6 +53,7 @@ func (c *Contract) Facts(today calendar.Date, cal *calendar.Calendar, dunning *p
 // agenda passes one that excludes a day whose contact was blocked).
 func (c *Contract) Refresh(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning, contactDay ...func(calendar.Date) bool) regua.Plan {
 	h := &c.Header
+	h.AgendaAction, h.AgendaDate = "", ""
 	var outstanding int64
 	open := 0
 	for i := range c.Installments {
@@ -197,7 +198,12 @@ func (h *Header) index() {
 		h.GSI2PK = keys.Bucket(h.TenantID, h.Bucket)
 	}
 	h.GSI1PK, h.GSI1SK = "", ""
-	if h.NextAction != "" && h.NextActionDate != "" {
+	switch {
+	case h.AgendaAction != "" && h.AgendaDate != "" && h.NextAction != "":
+		// An earlier entry kept in place for the agenda to re-plan.
+		h.GSI1PK = keys.Agenda(h.TenantID, h.AgendaDate, h.Shard)
+		h.GSI1SK = keys.AgendaEntry(h.AgendaAction, h.ContractID)
+	case h.NextAction != "" && h.NextActionDate != "":
 		h.GSI1PK = keys.Agenda(h.TenantID, h.NextActionDate, h.Shard)
 		h.GSI1SK = keys.AgendaEntry(h.NextAction, h.ContractID)
 	}
@@ -221,13 +227,27 @@ func DaysPastDue(dueDate string, today calendar.Date, cal *calendar.Calendar) in
 }
 
 // RefreshAfterPayment is Refresh for a payment: the next action and its
-// date are re-derived at once, so the 360 and the agenda never show a
-// plan the payment made stale (a partial payment that moves the oldest
-// overdue instalment moves the régua with it). It used to keep an earlier
-// stored agenda entry to save an index write; ADR 0068 says why it no
-// longer does.
+// date are re-derived at once, so the 360 never shows a plan the payment
+// made stale (a partial payment that moves the oldest overdue instalment
+// moves the régua with it; ADR 0068). When the stored agenda entry comes
+// no later than the new plan, the entry itself stays where it is
+// (AgendaAction, AgendaDate): the agenda visits it then and re-derives,
+// and not moving its key keeps a payment's index writes within 3 WRU —
+// the portfolio entry moves (its sort key is the balance), the agenda
+// entry only has its projection updated (ADR 0010).
 func (c *Contract) RefreshAfterPayment(today calendar.Date, cal *calendar.Calendar, dunning *policy.Dunning) regua.Plan {
-	return c.Refresh(today, cal, dunning)
+	before := c.Header
+	p := c.Refresh(today, cal, dunning)
+	h := &c.Header
+	at, action := before.NextActionDate, before.NextAction
+	if before.AgendaDate != "" {
+		at, action = before.AgendaDate, before.AgendaAction
+	}
+	if h.Bucket != "" && before.Bucket != "" && action != "" && h.NextAction != "" && at <= h.NextActionDate &&
+		(at != h.NextActionDate || action != h.NextAction) {
+		h.AgendaAction, h.AgendaDate = action, at
+	}
+	return p
 }
 
 // IsDelinquent reports whether the header says an instalment is overdue.

@@ -95,6 +95,13 @@ type Header struct {
 	// contract as it is, and the wake-up at that instant serves it the
 	// same day (ADR 0064). Past instants mean nothing.
 	ContactAfter string `dynamodbav:"contactAfter,omitempty"`
+	// AgendaAction and AgendaDate, when set, are where the agenda entry
+	// (GSI1) stays while the plan (NextAction, NextActionDate) is later:
+	// a payment re-derives the plan at once for every reader but leaves
+	// an earlier entry in place, which the agenda visits and re-plans
+	// (ADR 0068). Any other refresh clears them.
+	AgendaAction string `dynamodbav:"agendaAction,omitempty"`
+	AgendaDate   string `dynamodbav:"agendaDate,omitempty"`
 	// ReportedCents is the overdue amount the bureau holds for the
 	// contract: a change (a partial payment) owes it a BUREAU_UPDATE
 	// (ADR 0067).

@@ -193,8 +193,8 @@ func compareTenant(ctx context.Context, c *costEngine, id string) (*tenant.Tenan
 }
 
 // bucketMoveWRU is what one BUCKET_MOVE costs, as lastro cost measures it
-// (table 2, agenda 2, portfolio 2; TestCostCatalogue holds the two equal).
-const bucketMoveWRU = 6
+// (table 3, agenda 2, portfolio 2; TestCostCatalogue holds the two equal).
+const bucketMoveWRU = 7
 
 // modelATable is model A's table on the same store: the same keys, and a
 // portfolio index whose sort key is the stored daysPastDue.
