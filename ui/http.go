@@ -141,6 +141,7 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodGet, "/ui/debtors", "find a debtor by CPF/CNPJ (the keyed lookup) or debtor key (?q=)", u.with(staff, u.find))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/contact-card", "show the debtor's name and phone to the collector, audited", u.with(writers, u.contactCard))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/pix", "issue a Pix charge for the oldest open instalment of a contract and show its QR", u.with(writers, u.pix))
+	page(http.MethodGet, "/ui/charges/:chargeId/slip.pdf", "a charge's printable slip (the boleto's 2ª via, or the Pix with its QR)", u.with(staff, u.slip))
 	page(http.MethodGet, "/ui/charges/:chargeId/qr.png", "the QR image of a Pix charge shown on the debtor page", u.with(writers, u.qr))
 	page(http.MethodGet, "/ui/queue", "the day's call list in working order (?date=), operator and supervisor", u.with(writers, u.queue))
 	page(http.MethodPost, "/ui/queue/claim", "take a call task: the debtor is this collector's for 15 minutes", u.with(writers, u.claimTask))
@@ -795,4 +796,21 @@ func (u *UI) taskOutcome(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=dispute")
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/queue?flash=call")
+}
+
+// slip is a charge's printable PDF (GET /v1/charges/{id}/slip.pdf behind
+// the page's session): the boleto's 2ª via, or the Pix with its QR.
+func (u *UI) slip(c echo.Context) error {
+	t, err := u.tenant(c)
+	if err != nil {
+		return u.fail(c, err)
+	}
+	pdf, err := u.d.Charges.Slip(c.Request().Context(), t, c.Param("chargeId"))
+	if err != nil {
+		return u.fail(c, err)
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Disposition", `inline; filename="cobranca.pdf"`)
+	return c.Blob(http.StatusOK, "application/pdf", pdf)
 }

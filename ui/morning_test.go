@@ -1,6 +1,9 @@
 package ui_test
 
 import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -97,6 +100,17 @@ func TestCollectorsMorning(t *testing.T) {
 		t.Error("the Pix QR image did not load")
 	}
 	shot.take(ctx, "pix")
+
+	// The charge is listed with its printable slip.
+	run(t, ctx, "reload", chromedp.Navigate(env.URL+"/ui/debtors/"+r.DebtorKey), chromedp.WaitVisible(chromedp.CSS(`#contract-C-DESK-1 a.slip`)))
+	href := value(t, ctx, "slip link", chromedp.Evaluate[string](`document.querySelector('#contract-C-DESK-1 a.slip').getAttribute('href')`))
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	_, login := get(t, c, env.URL+"/ui/login")
+	post(t, c, env.URL+"/ui/login", url.Values{"csrf": {csrfOf(t, login)}, "key": {keys["operator"]}})
+	if resp, body := get(t, c, env.URL+href); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(body, "%PDF") {
+		t.Errorf("slip %s: %d %s", href, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 
 	// The call's outcome closes the task on the queue.
 	run(t, ctx, "back to the call", chromedp.Navigate(env.URL+"/ui/debtors/"+r.DebtorKey+"?task="+today+"/C-DESK-1"), chromedp.WaitVisible(chromedp.ID("call")),
