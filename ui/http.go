@@ -748,10 +748,7 @@ func (u *UI) queue(c echo.Context) error {
 	if err != nil {
 		return u.fail(c, err)
 	}
-	d := queueData{Date: date.String(), Me: holder(c), Now: keys.Timestamp(u.d.Clock.Now())}
-	for _, k := range tasks {
-		d.Tasks = append(d.Tasks, k)
-	}
+	d := queueData{Date: date.String(), Me: holder(c), Now: keys.Timestamp(u.d.Clock.Now()), Tasks: tasks}
 	return u.render(c, http.StatusOK, "queue", u.newView(c, d))
 }
 
