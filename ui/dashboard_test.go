@@ -67,6 +67,9 @@ func TestSupervisorsDashboard(t *testing.T) {
 	if n := value(t, ctx, "bars", chromedp.Evaluate[int](`document.querySelectorAll('#chart svg rect').length`)); n != 4 {
 		t.Errorf("the bucket chart has %d bars", n)
 	}
+	if n := value(t, ctx, "calls", chromedp.Text(chromedp.CSS(`#calls-listed`))); n != "0" {
+		t.Errorf("today's call list: %q listed, none seeded", n)
+	}
 	shot.take(ctx, "dashboard")
 
 	c := s.client(t)

@@ -107,6 +107,8 @@ type dashboardData struct {
 	Buckets  []bucketRow
 	Total    bucketRow
 	Agenda   *agendaProgress
+	// Calls is today's call list as the collectors worked it.
+	Calls callsToday
 	// Rolls are the month-over-month roll rates from the monthly exports
 	// (none without two months of them); RollChart draws them.
 	Rolls      []rollPoint
@@ -145,6 +147,11 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 		return d, err
 	}
 	d.Agenda = &agendaProgress{Date: today.String(), Pending: len(l.Items), More: l.NextCursor != nil}
+	tasks, err := u.d.Desk.Queue(ctx, t, today.String())
+	if err != nil {
+		return d, err
+	}
+	d.Calls = countCalls(tasks)
 	d.HasExports = exportsDirUsable(u.d.ExportsDir)
 	if d.Rolls = rollSeries(u.exports.monthly(u.d.ExportsDir), t.ID); len(d.Rolls) > 0 {
 		d.RollChart = rollChart(d.Rolls)
@@ -185,4 +192,38 @@ func (q queueData) Mine(t worklist.Task) bool { return t.ClaimedBy == q.Me && t.
 // Taken reports a task another collector holds now.
 func (q queueData) Taken(t worklist.Task) bool {
 	return t.ClaimedBy != "" && t.ClaimedBy != q.Me && t.ClaimedUntil >= q.Now
+}
+
+// callsToday counts the day's call tasks: listed, still to call, waiting
+// for a callback, done, and the done ones by outcome.
+type callsToday struct {
+	Listed, ToCall, Callbacks, Done int
+	Outcomes                        []outcomeCount
+}
+
+type outcomeCount struct {
+	Outcome string
+	N       int
+}
+
+func countCalls(tasks []worklist.Task) callsToday {
+	c := callsToday{Listed: len(tasks)}
+	by := map[string]int{}
+	for _, t := range tasks {
+		switch t.Status {
+		case worklist.StatusDone:
+			c.Done++
+			by[t.Outcome]++
+		case worklist.StatusCallback:
+			c.Callbacks++
+		default:
+			c.ToCall++
+		}
+	}
+	for _, o := range worklist.Outcomes {
+		if by[o] > 0 {
+			c.Outcomes = append(c.Outcomes, outcomeCount{o, by[o]})
+		}
+	}
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lastro/report"
+	"lastro/worklist"
 )
 
 // TestRollSeriesAndChart: three monthly exports give two months of roll
@@ -42,5 +43,18 @@ func TestRollSeriesAndChart(t *testing.T) {
 	}
 	if ppmText(125_000) != "12,5 %" {
 		t.Errorf("ppmText: %q", ppmText(125_000))
+	}
+}
+
+// TestCountCalls: the dashboard's call counts by status and outcome, in
+// the outcomes' order.
+func TestCountCalls(t *testing.T) {
+	t.Parallel()
+	c := countCalls([]worklist.Task{{Status: worklist.StatusOpen}, {Status: worklist.StatusDone, Outcome: "NO_ANSWER"},
+		{Status: worklist.StatusDone, Outcome: worklist.OutcomePromise}, {Status: worklist.StatusDone, Outcome: "NO_ANSWER"},
+		{Status: worklist.StatusCallback}})
+	if c.Listed != 5 || c.ToCall != 1 || c.Done != 3 || c.Callbacks != 1 || len(c.Outcomes) != 2 ||
+		c.Outcomes[0] != (outcomeCount{"NO_ANSWER", 2}) || c.Outcomes[1] != (outcomeCount{worklist.OutcomePromise, 1}) {
+		t.Fatalf("%+v", c)
 	}
 }
