@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"lastro/collections/calendar"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
@@ -50,13 +51,25 @@ var (
 	errOutcome    = errs.E(errs.Invalid, "invalid_outcome", "outcome must be one of REACHED, NO_ANSWER, WRONG_NUMBER, REFUSED, PROMISE, DISPUTE, CALLBACK")
 	errCallbackAt = errs.E(errs.Invalid, "invalid_callback", "a callback needs its time (RFC 3339, later than now)")
 	errNotHolder  = errs.E(errs.Conflict, "task_not_yours", "take the task before recording its outcome (another collector may hold it)")
+	errDate       = errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD")
 )
+
+// validDate refuses a day that is not a civil date before it reaches a key.
+func validDate(date string) error {
+	if _, err := calendar.Parse(date); err != nil {
+		return errDate
+	}
+	return nil
+}
 
 // Queue is a day's call list in the order a collector works it: open
 // tasks first, then by days past due (most first), amount due (largest
 // first) and the last contact (oldest first); a callback due comes with
 // the open ones. One keyed Query per page of the day's partition.
 func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.Time) ([]Task, error) {
+	if err := validDate(date); err != nil {
+		return nil, err
+	}
 	var all []Task
 	for cursor := ""; len(all) < maxQueue; {
 		page, next, err := Day(ctx, db, tenantID, date, 500, cursor)
@@ -92,6 +105,9 @@ func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.
 // claim runs (one collector per debtor at a time) or once the task is
 // done.
 func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder string, now time.Time) error {
+	if err := validDate(date); err != nil {
+		return err
+	}
 	if !keys.ValidDebtorKey(dk) || !keys.ValidIdentifier(contractID) {
 		return errNoTask
 	}
@@ -124,6 +140,9 @@ func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID,
 	}
 	if outcome == OutcomeCallback && !callbackAt.After(now) {
 		return errCallbackAt
+	}
+	if err := validDate(date); err != nil {
+		return err
 	}
 	if !keys.ValidDebtorKey(dk) || !keys.ValidIdentifier(contractID) {
 		return errNoTask

@@ -72,6 +72,17 @@ func TestOneCollectorPerDebtor(t *testing.T) {
 	if err := desk.Claim(ctx, tn, day, "00000000000000a2", "C-2", "ana"); code(err) != "task_taken" {
 		t.Fatalf("a done task taken again: %v", err)
 	}
+	for _, bad := range []string{"", "2026-13-01", "2026-09-24#X", "T#other"} {
+		if err := desk.Claim(ctx, tn, bad, "00000000000000a2", "C-2", "ana"); code(err) != "invalid_date" {
+			t.Errorf("claim on day %q: %v", bad, err)
+		}
+		if _, err := desk.Queue(ctx, tn, bad); code(err) != "invalid_date" {
+			t.Errorf("queue of day %q: %v", bad, err)
+		}
+		if err := desk.Record(ctx, tn, bad, "00000000000000a2", "C-2", "ana", "REACHED", time.Time{}); code(err) != "invalid_date" {
+			t.Errorf("outcome on day %q: %v", bad, err)
+		}
+	}
 	if err := desk.Claim(ctx, tn, day, "00000000000000a9", "C-9", "ana"); code(err) != "task_not_found" {
 		t.Fatalf("no such task: %v", err)
 	}
