@@ -340,10 +340,7 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 		return profileView(&rec), nil // nothing changes: no write, no event
 	}
 	rec.Version++
-	id := contract.NewEventID()
-	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvProfileChanged,
-		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
-		Details: map[string]any{"fields": fields, "version": rec.Version}})
+	_, ev, err := s.audit(ctx, t, dk, EvProfileChanged, now, actor, map[string]any{"fields": fields, "version": rec.Version})
 	if err != nil {
 		return nil, err
 	}

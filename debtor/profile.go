@@ -18,7 +18,6 @@ import (
 	"lastro/collections/kit"
 	"lastro/collections/pii"
 	"lastro/collections/text"
-	"lastro/contract"
 	"lastro/policy"
 	"lastro/tenant"
 )
@@ -232,10 +231,7 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	if err != nil {
 		return nil, err
 	}
-	id := contract.NewEventID()
-	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDebtorRegistered,
-		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
-		Details: map[string]any{"documentType": string(doc.Type), "keyVersion": t.KeyVersion}})
+	_, ev, err := s.audit(ctx, t, dk, EvDebtorRegistered, now, actor, map[string]any{"documentType": string(doc.Type), "keyVersion": t.KeyVersion})
 	if err != nil {
 		return nil, err
 	}
@@ -357,10 +353,7 @@ func (s *Service) Reveal(ctx context.Context, t *tenant.Tenant, dk string, in Re
 		return nil, fmt.Errorf("stored document does not validate")
 	}
 	now := s.clock.Now()
-	id := contract.NewEventID()
-	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvDocumentRevealed,
-		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID,
-		Details: map[string]any{"reason": reason, "documentType": rec.DocumentType}})
+	id, ev, err := s.audit(ctx, t, dk, EvDocumentRevealed, now, actor, map[string]any{"reason": reason, "documentType": rec.DocumentType})
 	if err != nil {
 		return nil, err
 	}

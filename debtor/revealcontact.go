@@ -8,7 +8,6 @@ import (
 
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/contract"
 	"lastro/tenant"
 )
 
@@ -55,9 +54,7 @@ func (s *Service) RevealContact(ctx context.Context, t *tenant.Tenant, dk string
 		fields = append(fields, "email")
 	}
 	now := s.clock.Now()
-	id := contract.NewEventID()
-	ev, err := marshal(contract.Event{PK: pk, SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id, EventType: EvContactRevealed,
-		At: keys.Timestamp(now), ActorRole: actor.Role, RequestID: actor.RequestID, Details: map[string]any{"fields": fields}})
+	id, ev, err := s.audit(ctx, t, dk, EvContactRevealed, now, actor, map[string]any{"fields": fields})
 	if err != nil {
 		return nil, err
 	}

@@ -183,7 +183,8 @@ func reasonOf(reason, def string) (string, error) {
 	return reason, nil
 }
 
-// audit writes one debtor-level audit event.
+// audit builds one debtor-level audit event, for the caller to write
+// (conditioned on attribute_not_exists(PK)), and returns its id.
 func (s *Service) audit(ctx context.Context, t *tenant.Tenant, dk, evType string, now time.Time, actor Actor, details map[string]any) (string, kit.Item, error) {
 	id := contract.NewEventID()
 	ev, err := marshal(contract.Event{PK: keys.Debtor(t.ID, dk), SK: keys.DebtorEvent(now, id), Type: "EVENT", Version: 1, EventID: id,
