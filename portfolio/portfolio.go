@@ -172,6 +172,16 @@ func (s *Service) Page(ctx context.Context, t *tenant.Tenant, p Params) (*Page, 
 	return out, nil
 }
 
+// Summary reads one bucket's counters alone (one GetItem, no page of the
+// bucket): nil while the stream consumer has not written them.
+func (s *Service) Summary(ctx context.Context, t *tenant.Tenant, bucket string) (*Summary, error) {
+	if !ValidBucket(bucket) {
+		return nil, errBucket
+	}
+	ctx = kit.Within(ctx, "portfolio.summary")
+	return s.summary(ctx, s.kit.Tenant(t.ID, t.CursorKey()), t, bucket)
+}
+
 // summary reads the bucket's counters; nil while the stream consumer has
 // not written them.
 func (s *Service) summary(ctx context.Context, db *kit.Tenant, t *tenant.Tenant, bucket string) (*Summary, error) {

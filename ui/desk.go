@@ -124,17 +124,19 @@ type agendaProgress struct {
 	More    bool
 }
 
-func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
+// bucketRows is the dashboard's bucket table: each bucket's counters (one
+// GetItem each), the total and the chart's scale. The CSV needs no more.
+func (u *UI) bucketRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
 	today := calendar.Today(u.d.Clock.Now(), t.Location)
 	d := dashboardData{Today: today.String(), Total: bucketRow{Name: "Total em atraso", Counted: true}}
 	for _, b := range portfolio.Buckets {
-		p, err := u.d.Portfolio.Page(ctx, t, portfolio.Params{Bucket: b, Limit: 1})
+		sum, err := u.d.Portfolio.Summary(ctx, t, b)
 		if err != nil {
 			return d, err
 		}
 		r := bucketRow{Code: b, Name: bucketName(b)}
-		if p.Summary != nil {
-			r.Counted, r.Contracts, r.OutstandingCents, r.UpdatedAt = true, p.Summary.Contracts, p.Summary.OutstandingCents, p.Summary.UpdatedAt
+		if sum != nil {
+			r.Counted, r.Contracts, r.OutstandingCents, r.UpdatedAt = true, sum.Contracts, sum.OutstandingCents, sum.UpdatedAt
 		}
 		d.Total.Contracts += r.Contracts
 		d.Total.OutstandingCents += r.OutstandingCents
@@ -142,6 +144,17 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 		d.MaxCents = max(d.MaxCents, r.OutstandingCents)
 		d.Buckets = append(d.Buckets, r)
 	}
+	return d, nil
+}
+
+// dashboardRows is bucketRows and the rest of the dashboard: today's
+// agenda and calls, and the roll rates of the monthly exports.
+func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
+	d, err := u.bucketRows(ctx, t)
+	if err != nil {
+		return d, err
+	}
+	today := calendar.MustParse(d.Today)
 	l, err := u.d.Agenda.List(ctx, t, agendaQuery(today), "")
 	if err != nil {
 		return d, err
@@ -162,8 +175,6 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 	return d, nil
 }
 
-// dashboardCSV is the bucket table for a spreadsheet: codes and cents, so
-// it adds up without parsing reais.
 // agendaQuery lists the day's agenda over every shard.
 func agendaQuery(day calendar.Date) agenda.ListQuery {
 	return agenda.ListQuery{Shard: -1, Limit: 200, Date: day}

@@ -688,12 +688,14 @@ func (u *UI) dashboard(c echo.Context) error {
 	return u.render(c, http.StatusOK, "dashboard", u.newView(c, d))
 }
 
+// dashboardCSV is the bucket table for a spreadsheet: codes and cents, so
+// it adds up without parsing reais.
 func (u *UI) dashboardCSV(c echo.Context) error {
 	t, err := u.tenant(c)
 	if err != nil {
 		return u.fail(c, err)
 	}
-	d, err := u.dashboardRows(c.Request().Context(), t)
+	d, err := u.bucketRows(c.Request().Context(), t)
 	if err != nil {
 		return u.fail(c, err)
 	}
