@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/calendar"
+	"lastro/collections/clock"
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
@@ -172,7 +173,7 @@ func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID,
 // above on one tenant's handle.
 type Desk struct {
 	kit   *kit.Kit
-	clock interface{ Now() time.Time }
+	clock clock.Clock
 }
 
 // NewDesk returns the desk on k, timed by clock.
