@@ -61,15 +61,21 @@ func (c *Consumer) unseed(ctx context.Context, s kit.Stream, why string) error {
 	if c.cfg.Tenants == nil {
 		return nil
 	}
-	it, err := attributevalue.MarshalMap(seedItem{Why: why})
-	if err != nil {
-		return err
-	}
-	it["PK"], it["SK"] = &types.AttributeValueMemberS{Value: keys.System}, &types.AttributeValueMemberS{Value: keys.CountersSeed(s.Label)}
-	if err := c.db.Put(ctx, it, nil); err != nil {
+	if err := c.putSeed(ctx, s, seedItem{Why: why}); err != nil {
 		return fmt.Errorf("stream: mark counters for a recount: %w", err)
 	}
 	return nil
+}
+
+// putSeed writes the seed item of s.
+func (c *Consumer) putSeed(ctx context.Context, s kit.Stream, si seedItem) error {
+	it, err := attributevalue.MarshalMap(si)
+	if err != nil {
+		return err
+	}
+	key := seedKey(s)
+	it["PK"], it["SK"] = &types.AttributeValueMemberS{Value: key.PK}, &types.AttributeValueMemberS{Value: key.SK}
+	return c.db.Put(ctx, it, nil)
 }
 
 // reseed sets every tenant's bucket counters to what the portfolio index
@@ -102,12 +108,7 @@ func (c *Consumer) reseed(ctx context.Context, s kit.Stream) error {
 			}
 		}
 	}
-	it, err := attributevalue.MarshalMap(seedItem{Seeded: true, SeededAt: now, Why: "recounted from the portfolio index"})
-	if err != nil {
-		return err
-	}
-	it["PK"], it["SK"] = &types.AttributeValueMemberS{Value: keys.System}, &types.AttributeValueMemberS{Value: keys.CountersSeed(s.Label)}
-	if err := c.db.Put(ctx, it, nil); err != nil {
+	if err := c.putSeed(ctx, s, seedItem{Seeded: true, SeededAt: now, Why: "recounted from the portfolio index"}); err != nil {
 		return fmt.Errorf("stream: mark counters seeded: %w", err)
 	}
 	c.cfg.Logger.Info("stream bucket counters recounted from the portfolio index", "tenants", len(tenants))
