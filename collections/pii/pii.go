@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"sync"
 
 	mpl "github.com/aws/aws-cryptographic-material-providers-library/releases/go/mpl/awscryptographymaterialproviderssmithygenerated"
 	mpltypes "github.com/aws/aws-cryptographic-material-providers-library/releases/go/mpl/awscryptographymaterialproviderssmithygeneratedtypes"
@@ -59,6 +60,12 @@ type ESDK struct {
 	cmm     mpltypes.ICryptographicMaterialsManager
 	keyring string
 	raw     *rawOpener // the raw AES keyring's messages, opened natively; nil for KMS
+	// sdk serialises the SDK's calls under the raw AES keyring (nil for
+	// KMS, whose calls are not serialised): that keyring writes shared
+	// state on every wrap and unwrap (a lazily set flag of the Dafny
+	// runtime, seen by the race detector), so two at once race. A pointer,
+	// so a copy of the sealer shares the keyring's lock.
+	sdk *sync.Mutex
 }
 
 // LocalKeyInfo is the HKDF info that derives the personal-data wrapping
@@ -102,6 +109,7 @@ func NewLocal(ctx context.Context, dataKey []byte) (*ESDK, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.sdk = new(sync.Mutex)
 	if s.raw, err = newRawOpener(localNamespace, localKeyName, wrapping); err != nil {
 		return nil, fmt.Errorf("pii: raw AES opener: %w", err)
 	}
@@ -153,6 +161,10 @@ func (s *ESDK) Seal(ctx context.Context, plaintext []byte, owner Owner) ([]byte,
 		return nil, errors.New("pii: seal needs an owner")
 	}
 	suite := Suite
+	if s.sdk != nil {
+		s.sdk.Lock()
+		defer s.sdk.Unlock()
+	}
 	out, err := s.client.Encrypt(ctx, esdktypes.EncryptInput{
 		Plaintext: plaintext, EncryptionContext: owner.context(), MaterialsManager: s.cmm, AlgorithmSuiteId: &suite,
 	})
@@ -175,6 +187,10 @@ func (s *ESDK) Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte
 		if p, err := s.raw.open(ciphertext, owner.context()); err == nil {
 			return p, nil
 		}
+	}
+	if s.sdk != nil {
+		s.sdk.Lock()
+		defer s.sdk.Unlock()
 	}
 	out, err := s.client.Decrypt(ctx, esdktypes.DecryptInput{
 		Ciphertext: ciphertext, EncryptionContext: owner.context(), MaterialsManager: s.cmm,
