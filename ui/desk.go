@@ -17,24 +17,25 @@ import (
 	"lastro/worklist"
 )
 
-// statusTitle is an HTTP status as the error page's heading says it.
+// statusTitle is an HTTP status as the error page's heading says it, in
+// Portuguese: the message id the error page translates.
 func statusTitle(status int) string {
 	switch status {
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return "Dados inválidos"
+		return msg("Dados inválidos")
 	case http.StatusForbidden:
-		return "Acesso negado"
+		return msg("Acesso negado")
 	case http.StatusNotFound:
-		return "Não encontrado"
+		return msg("Não encontrado")
 	case http.StatusConflict:
-		return "Conflito"
+		return msg("Conflito")
 	case http.StatusTooManyRequests:
-		return "Contato não permitido agora"
+		return msg("Contato não permitido agora")
 	case http.StatusRequestEntityTooLarge:
-		return "Dados grandes demais"
+		return msg("Dados grandes demais")
 	}
 	if status >= 500 {
-		return "Erro no servidor"
+		return msg("Erro no servidor")
 	}
 	return http.StatusText(status)
 }
@@ -128,7 +129,7 @@ type agendaProgress struct {
 // GetItem each), the total and the chart's scale. The CSV needs no more.
 func (u *UI) bucketRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
 	today := calendar.Today(u.d.Clock.Now(), t.Location)
-	d := dashboardData{Today: today.String(), Total: bucketRow{Name: "Total em atraso", Counted: true}}
+	d := dashboardData{Today: today.String(), Total: bucketRow{Name: msg("Total em atraso"), Counted: true}}
 	for _, b := range portfolio.Buckets {
 		sum, err := u.d.Portfolio.Summary(ctx, t, b)
 		if err != nil {
@@ -148,8 +149,9 @@ func (u *UI) bucketRows(ctx context.Context, t *tenant.Tenant) (dashboardData, e
 }
 
 // dashboardRows is bucketRows and the rest of the dashboard: today's
-// agenda and calls, and the roll rates of the monthly exports.
-func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
+// agenda and calls, and the roll rates of the monthly exports (the chart
+// drawn in lg).
+func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant, lg lang) (dashboardData, error) {
 	d, err := u.bucketRows(ctx, t)
 	if err != nil {
 		return d, err
@@ -167,7 +169,7 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 	d.Calls = countCalls(tasks)
 	d.HasExports = exportsDirUsable(u.d.ExportsDir)
 	if d.Rolls = rollSeries(u.exports.monthly(u.d.ExportsDir), t.ID); len(d.Rolls) > 0 {
-		d.RollChart = rollChart(d.Rolls)
+		d.RollChart = rollChart(lg, d.Rolls)
 	}
 	for _, l := range rollLinks {
 		d.RollLinks = append(d.RollLinks, l.Name)
