@@ -199,6 +199,9 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, it kit.Item) (pers
 	if rec.ErasedAt != "" {
 		return personal{}, &rec, ErrErased
 	}
+	if rec.MovedTo != "" {
+		return personal{}, &rec, ErrMoved
+	}
 	raw, err := s.sealer.Open(ctx, rec.PII, pii.Owner{Tenant: t.ID, Partition: rec.PK})
 	if err != nil {
 		return personal{}, nil, fmt.Errorf("open profile: %w", err)

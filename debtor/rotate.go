@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/pii"
@@ -28,6 +29,10 @@ const (
 	AttrMovingFrom = "movingFrom"
 	AttrMovedFrom  = "movedFrom"
 )
+
+// ErrMoved answers a read under a debtor key that a rotation replaced:
+// the debtor is found again by document (POST /v1/debtors/lookup).
+var ErrMoved = errs.E(errs.NotFound, "debtor_moved", "the debtor key was replaced by a key rotation: look the debtor up by document again")
 
 func str(it kit.Item, attr string) string {
 	if v, ok := it[attr].(*types.AttributeValueMemberS); ok {
