@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/kit"
+	"lastro/debtor"
 	"lastro/engine/enginetest"
 	"lastro/ops"
 )
@@ -131,8 +132,32 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	if len(mid) <= len(docs) {
 		t.Fatalf("the interruption left no copy: %v", mid)
 	}
+	env.Tenants.Invalidate(ta.ID)
+	rotating, err := env.Tenants.Get(bg, ta.ID)
+	if err != nil || !rotating.RotatingDebtorKeys() {
+		t.Fatalf("tenant mid-rotation: %v", err)
+	}
+	movedMid := 0
 	for doc, dk := range byDoc {
 		got := lookup(t, env, op, doc)
+		// One GetItem under the current key; one more under the old key
+		// only for a debtor not moved yet.
+		lctx, usage := kit.Operation(bg, "debtor.lookup")
+		if _, err := env.Debtors.Lookup(lctx, rotating, debtor.LookupInput{Document: doc}); err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if got != dk {
+			want = 1
+			movedMid++
+			// The old key answers that it was replaced, never the old data.
+			if status, out := env.Do(t, "GET", "/v1/debtors/"+dk, op, ""); status != 404 || enginetest.ErrorCode(out) != "debtor_moved" {
+				t.Fatalf("the 360 view under a replaced key: %d %v", status, out)
+			}
+		}
+		if n := usage.Calls("GetItem"); n != want || usage.Calls("") != want {
+			t.Fatalf("a lookup mid-rotation made %d GetItems (%d calls), want %d", n, usage.Calls(""), want)
+		}
 		// Registering the document again finds the same debtor.
 		status, out := env.Do(t, "POST", "/v1/debtors", op, `{"document":"`+doc+`","name":"Pessoa Sintética"}`)
 		if status != 200 || out["debtorKey"] != got || out["created"] != false {
@@ -151,9 +176,20 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	if fresh, err := env.Tenants.Get(bg, ta.ID); err != nil || fresh.KeyVersion != 2 || fresh.RotatingDebtorKeys() {
 		t.Fatalf("tenant after: %v version %d rotating %v", err, fresh.KeyVersion, fresh.RotatingDebtorKeys())
 	}
+	if movedMid == 0 || movedMid == len(byDoc) {
+		t.Fatalf("the interruption moved %d of %d debtors", movedMid, len(byDoc))
+	}
+	done, err := env.Tenants.Get(bg, ta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	moved := map[string]string{}
 	for doc, old := range byDoc {
 		dk := lookup(t, env, op, doc)
+		lctx, usage := kit.Operation(bg, "debtor.lookup")
+		if _, err := env.Debtors.Lookup(lctx, done, debtor.LookupInput{Document: doc}); err != nil || usage.Calls("") != 1 {
+			t.Fatalf("a lookup after the rotation: %v, %d calls", err, usage.Calls(""))
+		}
 		if dk == old {
 			t.Fatalf("a debtor kept its key")
 		}
@@ -203,16 +239,30 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 		}
 	}
 
-	// An uninterrupted rotation of t-b, measured on the store's meter.
+	// Uninterrupted rotations of t-b (2 debtors) and t-c (4), measured on
+	// the store's meter: what the job costs per tenant (the tenant-wide
+	// partitions it reads, its checkpoints) and per debtor (ADR 0075).
+	portfolio(t, env, "t-c", 4)
 	countsA := countAll(t, env)[ta.ID]
-	mctx, usage := kit.Operation(bg, "ops.rotate")
-	rep, err = ops.RotateDebtorKeys(mctx, deps(env, env.Kit, nil), "t-b", ops.RotateOptions{})
-	if err != nil || !rep.Done || rep.Counts["debtors"] != int64(len(docsB)) {
-		t.Fatalf("t-b rotation: %v %+v", err, rep)
+	measure := func(id string, debtors int64) (rru, wru float64, items int64) {
+		t.Helper()
+		mctx, usage := kit.Operation(bg, "ops.rotate")
+		rep, err := ops.RotateDebtorKeys(mctx, deps(env, env.Kit, nil), id, ops.RotateOptions{})
+		if err != nil || !rep.Done || rep.Counts["debtors"] != debtors {
+			t.Fatalf("%s rotation: %v %+v", id, err, rep)
+		}
+		return usage.RRU(), usage.WRU(), rep.Counts["items"] / debtors
 	}
-	items := rep.Counts["items"] / rep.Counts["debtors"]
-	t.Logf("rotation cost per debtor of %d items: %.1f RRU, %.1f WRU (%d calls)", items,
-		usage.RRU()/float64(len(docsB)), usage.WRU()/float64(len(docsB)), usage.Calls(""))
+	r2, w2, items := measure("t-b", 2)
+	r4, w4, _ := measure("t-c", 4)
+	perR, perW := (r4-r2)/2, (w4-w2)/2
+	t.Logf("rotation: per debtor of %d items %.1f RRU %.1f WRU; per tenant %.1f RRU %.1f WRU", items, perR, perW, r2-2*perR, w2-2*perW)
+	// Pinned exactly, like every operation's cost (docs/adr/0073); the
+	// numbers are ADR 0075's.
+	if items != 13 || perR != 14 || perW != 42 || r2-2*perR != 36.5 || w2-2*perW != 12 {
+		t.Errorf("rotation cost changed: per debtor of %d items %v RRU %v WRU, per tenant %v RRU %v WRU: update ADR 0075",
+			items, perR, perW, r2-2*perR, w2-2*perW)
+	}
 	if got := countAll(t, env)[ta.ID]; got != countsA {
 		t.Fatalf("rotating t-b changed t-a: %d items, was %d", got, countsA)
 	}
