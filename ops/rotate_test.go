@@ -287,9 +287,78 @@ func (c *racing) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWr
 	return c.API.TransactWriteItems(ctx, in, o...)
 }
 
-// TestRotateSwitchRacingWriter changes a debtor's profile between its
-// copy and its switch: the switch fails its condition, the debtor is
-// copied again and moves with the change; a writer holding the old key
+// stale is an SDK client that runs race once, before the first lookup
+// rewrite it sends (an UpdateItem on a charge lookup): a settlement that
+// reads the lookup after the switch but before it names the new key.
+type stale struct {
+	kit.API
+	once atomic.Bool
+	race func()
+}
+
+func (c *stale) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if pk, ok := in.Key["PK"].(*types.AttributeValueMemberS); ok && strings.Contains(pk.Value, "#CHG#") && c.once.CompareAndSwap(false, true) {
+		c.race()
+	}
+	return c.API.UpdateItem(ctx, in, o...)
+}
+
+// TestRotateSettlementBeforeLookupRewrite pays a charge between the
+// switch and the rewrite of its lookup: the settlement finds no contract
+// under the old key, follows the old profile's movedTo and is applied
+// to the moved debtor, exactly once.
+func TestRotateSettlementBeforeLookupRewrite(t *testing.T) {
+	t.Parallel()
+	env := enginetest.New(t)
+	ta, ka, docs := portfolio(t, env, "t-s", 1)
+	op := ka["operator"]
+	var old, doc string
+	for dk, d := range docs {
+		old, doc = dk, d
+	}
+	status, ch := env.Do(t, "POST", "/v1/charges", op, `{"debtorKey":"`+old+`","contractId":"C-1","seq":2,"method":"PIX"}`)
+	if status != 201 {
+		t.Fatalf("charge: %d %v", status, ch)
+	}
+	body := enginetest.WebhookBody("stl-race", ch["chargeId"].(string), int64(ch["amountCents"].(float64)), "2026-09-24T10:00:00-03:00")
+	api := kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient)
+	var applied string
+	race := &stale{API: api, race: func() {
+		_, out, err := env.Deliver(ta.ID, ka["webhook"], body, env.Clock.Now(), nil)
+		if err != nil {
+			t.Error(err)
+		}
+		applied = out
+	}}
+	rep, err := ops.RotateDebtorKeys(bg, deps(env, kit.New(race, enginetest.Table), nil), ta.ID, ops.RotateOptions{})
+	if err != nil || !rep.Done {
+		t.Fatalf("rotation: %v %+v", err, rep)
+	}
+	if !strings.Contains(applied, "APPLIED") || strings.Contains(applied, "UNMATCHED") {
+		t.Fatalf("the racing settlement: %s", applied)
+	}
+	dk := lookup(t, env, op, doc)
+	_, v := env.Do(t, "GET", "/v1/debtors/"+dk, op, "")
+	c := v["contracts"].([]any)[0].(map[string]any)
+	if c["outstandingCents"].(float64) != 100000 {
+		t.Fatalf("outstanding after the racing settlement: %v", c["outstandingCents"])
+	}
+	// Delivered again it is the same settlement: nothing changes.
+	if status, out, err := env.Deliver(ta.ID, ka["webhook"], body, env.Clock.Now(), nil); err != nil || status != 200 {
+		t.Fatalf("again: %d %s %v", status, out, err)
+	}
+	_, v = env.Do(t, "GET", "/v1/debtors/"+dk, op, "")
+	if c := v["contracts"].([]any)[0].(map[string]any); c["outstandingCents"].(float64) != 100000 {
+		t.Fatalf("a duplicate changed the balance: %v", c["outstandingCents"])
+	}
+	if n := partitionsOf(t, env, ta.ID)["T#"+ta.ID+"#D#"+old]; n != 0 {
+		t.Fatalf("the old partition holds %d items", n)
+	}
+}
+
+// TestRotateSwitchRacingWriter changes a debtor's profile and pays one
+// of its instalments between its copy and its switch: the switch fails
+// its conditions, the debtor is copied again and moves with both; a writer holding the old key
 // after the move is refused, changing nothing.
 func TestRotateSwitchRacingWriter(t *testing.T) {
 	t.Parallel()
@@ -300,10 +369,18 @@ func TestRotateSwitchRacingWriter(t *testing.T) {
 	for dk, d := range docs {
 		old, doc = dk, d
 	}
+	status, ch := env.Do(t, "POST", "/v1/charges", op, `{"debtorKey":"`+old+`","contractId":"C-1","seq":2,"method":"PIX"}`)
+	if status != 201 {
+		t.Fatalf("charge: %d %v", status, ch)
+	}
 	api := kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient)
 	race := &racing{API: api, race: func() {
 		if status, out := env.Do(t, "PATCH", "/v1/debtors/"+old, op, `{"version":1,"email":"nova@example.com"}`); status != 200 {
 			t.Errorf("racing patch: %d %v", status, out)
+		}
+		body := enginetest.WebhookBody("stl-race", ch["chargeId"].(string), int64(ch["amountCents"].(float64)), "2026-09-24T10:00:00-03:00")
+		if status, out, err := env.Deliver(ta.ID, ka["webhook"], body, env.Clock.Now(), nil); err != nil || status != 200 || !strings.Contains(out, "APPLIED") {
+			t.Errorf("racing payment: %d %s %v", status, out, err)
 		}
 	}}
 	rep, err := ops.RotateDebtorKeys(bg, deps(env, kit.New(race, enginetest.Table), nil), ta.ID, ops.RotateOptions{})
@@ -314,6 +391,9 @@ func TestRotateSwitchRacingWriter(t *testing.T) {
 	_, out := env.Do(t, "GET", "/v1/debtors/"+dk, op, "")
 	if raw, _ := json.Marshal(out); !strings.Contains(string(raw), `"hasEmail":true`) {
 		t.Fatalf("the racing change was lost: %s", raw)
+	}
+	if c := out["contracts"].([]any)[0].(map[string]any); c["outstandingCents"].(float64) != 100000 {
+		t.Fatalf("the racing payment was lost: outstanding %v", c["outstandingCents"])
 	}
 	if status, out := env.Do(t, "PATCH", "/v1/debtors/"+old, op, `{"version":2,"email":"outra@example.com"}`); status < 400 || status >= 500 {
 		t.Fatalf("a write under the old key after the move: %d %v", status, out)
