@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/kit"
+	"lastro/collections/table"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
 	"lastro/ops"
+	"lastro/tenant"
 )
 
 // lookup finds a document's debtor through the API: its key, after
@@ -69,6 +72,42 @@ func view(t *testing.T, env *enginetest.Env, token, dk string) string {
 	return strings.ReplaceAll(body, dk, "<dk>")
 }
 
+// indexEntries reads, through the agenda (GSI1) and portfolio (GSI2)
+// indexes, every entry of tenant tn's index partitions that its contract
+// headers name, each as "<index> <partition> <sort> <document>": the
+// debtor named by its document, so entries compare across a rotation.
+func indexEntries(t *testing.T, env *enginetest.Env, tn *tenant.Tenant, docOf func(dk string) string) []string {
+	t.Helper()
+	parts := map[string]map[string]bool{table.Agenda: {}, table.Portfolio: {}}
+	for _, it := range env.ScanAll(t) {
+		if v, ok := it["GSI1PK"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(v.Value, "T#"+tn.ID+"#") {
+			parts[table.Agenda][v.Value] = true
+		}
+		if v, ok := it["GSI2PK"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(v.Value, "T#"+tn.ID+"#") {
+			parts[table.Portfolio][v.Value] = true
+		}
+	}
+	var out []string
+	db := env.Kit.Tenant(tn.ID, tn.CursorKey())
+	for index, pks := range parts {
+		for pk := range pks {
+			page, err := db.QueryPage(bg, kit.Query{Index: index, Partition: pk}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range page.Items {
+				var m map[string]any
+				if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, fmt.Sprintf("%s %s %v %v %s", index, pk, m["GSI1SK"], m["outstandingCents"], docOf(m["debtorKey"].(string))))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // partitionsOf lists the debtor partitions of tenant id in the table.
 func partitionsOf(t *testing.T, env *enginetest.Env, id string) map[string]int {
 	t.Helper()
@@ -117,6 +156,10 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 		views[doc] = view(t, env, op, dk)
 	}
 	counts := countAll(t, env)
+	entries := indexEntries(t, env, ta, func(dk string) string { return docs[dk] })
+	if len(entries) < 2*len(docs) {
+		t.Fatalf("index entries before: %v", entries)
+	}
 
 	// Interrupted after the second batch write: a debtor copied, another
 	// halfway.
@@ -176,6 +219,13 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	if fresh, err := env.Tenants.Get(bg, ta.ID); err != nil || fresh.KeyVersion != 2 || fresh.RotatingDebtorKeys() {
 		t.Fatalf("tenant after: %v version %d rotating %v", err, fresh.KeyVersion, fresh.RotatingDebtorKeys())
 	}
+	// A new document registered mid-rotation is keyed with the new
+	// secret at once, and the job leaves it where it is.
+	newDoc := env.CPF()
+	status, reg := env.Do(t, "POST", "/v1/debtors", op, `{"document":"`+newDoc+`","name":"Pessoa Nova"}`)
+	if status != 201 || reg["created"] != true {
+		t.Fatalf("a registration mid-rotation: %d %v", status, reg)
+	}
 	if movedMid == 0 || movedMid == len(byDoc) {
 		t.Fatalf("the interruption moved %d of %d debtors", movedMid, len(byDoc))
 	}
@@ -201,23 +251,37 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 			t.Fatalf("360 view differs:\n%s\n%s", got, views[doc])
 		}
 	}
+	if got := indexEntries(t, env, ta, func(dk string) string {
+		for old, n := range moved {
+			if n == dk {
+				return docs[old]
+			}
+		}
+		return "unknown " + dk
+	}); !slices.Equal(got, entries) {
+		t.Fatalf("index entries after:\n%v\nbefore:\n%v", got, entries)
+	}
+	if got := lookup(t, env, op, newDoc); got != reg["debtorKey"] {
+		t.Fatalf("the debtor registered mid-rotation moved: %s, was %v", got, reg["debtorKey"])
+	}
 	after := partitionsOf(t, env, ta.ID)
-	if len(after) != len(docs) {
+	if len(after) != len(docs)+1 {
 		t.Fatalf("partitions after: %v", after)
 	}
-	for old := range byDoc {
+	for _, old := range byDoc {
 		if after["T#"+ta.ID+"#D#"+old] != 0 {
 			t.Fatalf("an old partition remains")
 		}
 	}
-	if now := countAll(t, env); now[ta.ID] != counts[ta.ID] || now["t-b"] != counts["t-b"] {
+	registered := int64(len(env.Partition(t, ta, reg["debtorKey"].(string))))
+	if now := countAll(t, env); now[ta.ID] != counts[ta.ID]+registered || now["t-b"] != counts["t-b"] {
 		t.Fatalf("counts after %v, before %v", now, counts)
 	}
 	// The charge lookups name the new keys; the pending charge settles.
 	for _, it := range env.ScanAll(t) {
 		pk := it["PK"].(*types.AttributeValueMemberS).Value
 		if v, ok := it["debtorKey"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk, "T#"+ta.ID+"#") {
-			if _, stale := byDoc[docs[v.Value]]; stale && docs[v.Value] != "" {
+			if _, stale := docs[v.Value]; stale {
 				t.Fatalf("%s still names an old key", pk)
 			}
 		}
