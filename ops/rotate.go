@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -28,7 +29,16 @@ const (
 // RotateOptions tune a debtor-key rotation.
 type RotateOptions struct {
 	WCU float64 // write capacity units a second the job may spend; 0: no limit
+	// Settle is how long after the new version was added the old
+	// PROFILEs left behind are kept at least: an instance that cached the
+	// tenant before the rotation (tenant.DefaultTenantCacheTTL) still
+	// computes old keys, and finds its debtors through them. 0: no wait.
+	Settle time.Duration
 }
+
+// rotatePage bounds a GSI3 page, so the checkpoint (and the lease) is
+// saved every rotatePage debtors, well within LeaseTTL at any pace.
+const rotatePage = 50
 
 // RotateReport is what a rotation did.
 type RotateReport struct {
@@ -149,7 +159,7 @@ func RotateDebtorKeys(ctx context.Context, d Deps, id string, o RotateOptions) (
 	}
 	if j.item.Phase == PhaseDone {
 		// The last rotation finished: this run starts another.
-		j.item.Phase, j.item.Cursor, j.item.Counts = "", "", nil
+		j.item.Phase, j.item.Cursor, j.item.Counts, j.item.Note = "", "", nil, ""
 	}
 	r := &rotation{d: d, j: j, pacer: NewPacer(o.WCU, nil)}
 	if j.item.Phase == "" || j.item.Phase == PhaseBegin {
@@ -161,6 +171,9 @@ func RotateDebtorKeys(ctx context.Context, d Deps, id string, o RotateOptions) (
 			return nil, err
 		}
 		j.set("target", int64(target))
+		if j.item.Note == "" {
+			j.item.Note = keys.Timestamp(d.Clock.Now()) // when the new version became current
+		}
 		if err := j.advance(ctx, PhaseMove); err != nil {
 			return nil, err
 		}
@@ -191,6 +204,9 @@ func RotateDebtorKeys(ctx context.Context, d Deps, id string, o RotateOptions) (
 		}
 	}
 	if j.item.Phase == PhaseRetire {
+		if err := r.settle(ctx, o.Settle); err != nil {
+			return r.report(), err
+		}
 		if err := r.retire(ctx); err != nil {
 			return r.report(), err
 		}
@@ -200,6 +216,29 @@ func RotateDebtorKeys(ctx context.Context, d Deps, id string, o RotateOptions) (
 		d.progress("rotate %s: done: %d debtors on version %d, older secret versions retired", id, j.item.Counts["debtors"], r.target)
 	}
 	return r.report(), nil
+}
+
+// settle waits until the new version has been current for at least d,
+// so no instance still holds the tenant as it was before the rotation
+// when the old PROFILEs it would find its debtors through are deleted.
+func (r *rotation) settle(ctx context.Context, d time.Duration) error {
+	begun, err := time.Parse(time.RFC3339, r.j.item.Note)
+	if d <= 0 || err != nil {
+		return ctx.Err()
+	}
+	wait := begun.Add(d).Sub(r.d.Clock.Now())
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	r.d.progress("rotate %s: waiting %s for every instance to load the new secret", r.j.item.Subject, wait.Round(time.Second))
+	tm := time.NewTimer(wait)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
 }
 
 func (r *rotation) report() *RotateReport {
@@ -256,7 +295,7 @@ func (r *rotation) moveAll(ctx context.Context) error {
 
 // pass is one walk of GSI3 from the checkpoint's cursor to its end.
 func (r *rotation) pass(ctx context.Context) error {
-	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID)}
+	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID), Limit: rotatePage}
 	for {
 		page, err := r.db.QueryPage(ctx, q, r.j.item.Cursor)
 		if errs.Is(err, errs.Invalid) && r.j.item.Cursor != "" {
@@ -629,7 +668,7 @@ func (r *rotation) tenantWideLookups(ctx context.Context) error {
 // movedFrom mark and the tombstone it names is deleted (after a last
 // look for late items). Then the older secret versions are dropped.
 func (r *rotation) retire(ctx context.Context) error {
-	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID)}
+	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID), Limit: rotatePage}
 	for {
 		page, err := r.db.QueryPage(ctx, q, r.j.item.Cursor)
 		if errs.Is(err, errs.Invalid) && r.j.item.Cursor != "" {

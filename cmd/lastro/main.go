@@ -72,7 +72,7 @@ commands:
   tenant offboard T --out DIR [--wcu N]
                hand the tenant's data over to DIR, delete every item of it (rate-limited,
                resumable), its secrets last, and prove with counts that nothing of it remains
-  rotate debtor-keys --tenant T [--wcu N]
+  rotate debtor-keys --tenant T [--wcu N] [--settle 30s]
                rotates the tenant's debtor-key secret: a new version for new debtors, then moves every
                debtor collection to its new key (copy, verify, switch, delete; resumable, ADR 0075)
   lgpd erase-due --tenant T

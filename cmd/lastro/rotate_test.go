@@ -35,7 +35,7 @@ func TestRotateDebtorKeysCommand(t *testing.T) {
 	if _, _, err := do(stopped, "rotate", "debtor-keys", "--tenant", "t-a"); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a stopped run: %v", err)
 	}
-	out, progress, err := do(bg, "rotate", "debtor-keys", "--tenant", "t-a", "--wcu", "0")
+	out, progress, err := do(bg, "rotate", "debtor-keys", "--tenant", "t-a", "--wcu", "0", "--settle", "0s")
 	var rep struct {
 		Done       bool
 		KeyVersion int
@@ -48,7 +48,7 @@ func TestRotateDebtorKeysCommand(t *testing.T) {
 		t.Fatalf("progress: %s", progress)
 	}
 	_, help, err := do(bg, "rotate", "debtor-keys", "-h")
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(help, "-tenant") || !strings.Contains(help, "-wcu") || strings.Contains(help, "  -addr") || strings.Contains(help, "  -out") {
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(help, "-tenant") || !strings.Contains(help, "-wcu") || !strings.Contains(help, "-settle") || strings.Contains(help, "  -addr") || strings.Contains(help, "  -out") {
 		t.Fatalf("help: %v\n%s", err, help)
 	}
 	if _, _, err := do(bg, "table", "create", "--archive"); err != nil {
@@ -63,6 +63,7 @@ func TestRotateDebtorKeysCommand(t *testing.T) {
 		{[]string{"rotate", "debtor-keys"}, "--tenant"},
 		{[]string{"rotate", "debtor-keys", "--tenant", "T#x"}, "--tenant"},
 		{[]string{"rotate", "debtor-keys", "--tenant", "t-a", "--wcu", "-1"}, "--wcu"},
+		{[]string{"rotate", "debtor-keys", "--tenant", "t-a", "--settle", "-1s"}, "--settle"},
 		{[]string{"rotate", "debtor-keys", "--tenant", "t-none"}, "tenant not found"},
 		{[]string{"rotate", "debtor-keys", "--tenant", "t-a", "--table", "lastro-archive"}, "not a Lastro table"},
 	} {
