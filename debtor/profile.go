@@ -53,6 +53,14 @@ type profileItem struct {
 	// ErasedAt is set when the personal data were eliminated (rights.go):
 	// the sealed data, the masked document, the UF and opt-outs are gone.
 	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
+	// MovedTo, MovingFrom and MovedFrom are a debtor-key rotation's marks
+	// (rotate.go, docs/adr/0075): the old PROFILE left as a tombstone names
+	// the new key; the copy names the old key until the switch (the old
+	// partition is still the debtor's), then the key it moved from until
+	// the rotation finishes.
+	MovedTo    string `dynamodbav:"movedTo,omitempty"`
+	MovingFrom string `dynamodbav:"movingFrom,omitempty"`
+	MovedFrom  string `dynamodbav:"movedFrom,omitempty"`
 }
 
 // profileOptOutAttr is the PROFILE's set of refused channels, changed in
@@ -191,6 +199,9 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, it kit.Item) (pers
 	if rec.ErasedAt != "" {
 		return personal{}, &rec, ErrErased
 	}
+	if rec.MovedTo != "" {
+		return personal{}, &rec, ErrMoved
+	}
 	raw, err := s.sealer.Open(ctx, rec.PII, pii.Owner{Tenant: t.ID, Partition: rec.PK})
 	if err != nil {
 		return personal{}, nil, fmt.Errorf("open profile: %w", err)
@@ -214,6 +225,17 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	dk, err := s.debtorKey(t, doc)
 	if err != nil {
 		return nil, err
+	}
+	if t.RotatingDebtorKeys() {
+		// A debtor not moved yet is under an older key: registering the
+		// document again must find it, never create a second debtor.
+		found, _, err := s.locate(ctx, t, doc)
+		if err != nil {
+			return nil, err
+		}
+		if found != "" {
+			return &Registered{DebtorKey: found, Created: false}, nil
+		}
 	}
 	pk := keys.Debtor(t.ID, dk)
 	plain, err := json.Marshal(p)
@@ -256,6 +278,9 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 			if !same {
 				return nil, errCollision
 			}
+			if from := str(existing, "movingFrom"); from != "" {
+				return &Registered{DebtorKey: from, Created: false}, nil // a copy: the debtor is still at its old key
+			}
 			return &Registered{DebtorKey: dk, Created: false}, nil
 		}
 		if !errors.Is(err, kit.ErrConflict) || attempt == 2 {
@@ -285,23 +310,12 @@ func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) 
 		return nil, err
 	}
 	ctx = kit.Within(ctx, "debtor.lookup")
-	dk, err := s.debtorKey(t, doc)
-	if err != nil {
-		return nil, err
-	}
-	it, err := s.db(t).Get(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, true)
+	dk, it, err := s.locate(ctx, t, doc)
 	if err != nil {
 		return nil, err
 	}
 	if it == nil {
 		return nil, errDebtorNotFound
-	}
-	same, err := s.sameDocument(ctx, t, it, doc)
-	if err != nil {
-		return nil, err
-	}
-	if !same {
-		return nil, errCollision
 	}
 	return &Found{DebtorKey: dk}, nil
 }
