@@ -92,6 +92,9 @@ commands:
   bench [--serve 1,2,3 | --target URL] [--scenarios ...] [--requests N] [--duration D] [--profile DIR]
                load generator over loopback, bounded in count and time: settlement webhooks (JSON and
                Pix), 360, portfolio, an agenda run; p50/p95/p99; exactly once across processes
+  rotate data-key [--new-key FILE|env:NAME [--new-key-id ID] | --new-kms-key ARN] [--wcu N]
+               re-seal every tenant's secrets and every profile under the new data key (the
+               configured ones kept to open; rate-limited, resumable) until none is under an old one
   migrate list | plan|run|verify NAME [--wcu N] [--segments N]
                registered migrations: plan is a dry run with the blast radius (items, WCU, time);
                run backfills new index keys (parallel, rate-limited, resumable); verify counts
@@ -149,6 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		return migrateCmd(ctx, args[1:], stdout, stderr)
+	case "rotate":
+		return rotateCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
