@@ -76,6 +76,15 @@ var ErrOldKeysInUse = errors.New("ops: items are still sealed under an older dat
 // keeps serving throughout; only the re-sealed items are written.
 func RewrapDataKey(ctx context.Context, d Deps, o RewrapOptions) (*RewrapReport, error) {
 	ctx = kit.Within(ctx, "ops.rewrap")
+	// The re-seal pass lists each tenant's profiles through GSI3 page by
+	// page (its checkpoint is a page cursor): a profile the index misses
+	// would keep its old key, so it runs only on a verified index.
+	if ok, err := ReadsSwitched(ctx, d.Kit, TenantDebtorsMigration); err != nil || !ok {
+		if err == nil {
+			err = ErrReadsNotSwitched
+		}
+		return nil, err
+	}
 	sum := sha256.Sum256([]byte(o.SecretsKey + "\x00" + o.PIIKey))
 	j, err := acquire(ctx, d.Kit, d.Clock, "rewrap", hex.EncodeToString(sum[:8]), d.Owner)
 	if err != nil {

@@ -48,6 +48,12 @@ func TestRotateDataKey(t *testing.T) {
 		Tenants   int64
 		Retirable bool `json:"oldKeysRetirable"`
 	}
+	if _, _, err := do("rotate", "data-key", "--new-key", "env:LASTRO_TEST_NEW_KEY"); err == nil || !strings.Contains(err.Error(), "migrate verify tenant-debtors") {
+		t.Fatalf("rotate before the index is verified: %v", err)
+	}
+	if out, _, err := do("migrate", "verify", "tenant-debtors"); err != nil {
+		t.Fatalf("verify: %v %s", err, out)
+	}
 	out, progress, err := do("rotate", "data-key", "--new-key", "env:LASTRO_TEST_NEW_KEY", "--wcu", "0")
 	var rep report
 	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || !rep.Retirable || rep.Tenants != 2 || rep.Profiles != 6 ||
