@@ -52,6 +52,11 @@ func rotateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if cfg.KMSKeyID == "" {
 			return fmt.Errorf("--new-kms-key needs LASTRO_KMS_KEY_ID: personal data are sealed under the local data key here")
 		}
+		// A message records its KMS key's ARN: an alias or a bare id would
+		// never match it (docs/adr/0083).
+		if !strings.HasPrefix(*newKMS, "arn:") || !strings.HasPrefix(cfg.KMSKeyID, "arn:") {
+			return fmt.Errorf("--new-kms-key and LASTRO_KMS_KEY_ID must be key ARNs (arn:aws:kms:...)")
+		}
 		if *newKMS != cfg.KMSKeyID {
 			cfg.OldKMSKeys = strings.Trim(cfg.KMSKeyID+","+cfg.OldKMSKeys, ",")
 			cfg.KMSKeyID = *newKMS
