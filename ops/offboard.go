@@ -328,8 +328,28 @@ func exportTenant(ctx context.Context, d Deps, t *tenant.Tenant, dir string) (ma
 
 // eachDebtor calls fn with every debtor key of t's profiles (GSI3,
 // keyed, eventually consistent: a profile just deleted may still be
-// listed, and the callers' work is idempotent).
+// listed, and the callers' work is idempotent). Until the tenant-debtors
+// migration's verify recorded zero differences the index may miss
+// profiles, so it falls back to a maintenance scan of the PROFILEs
+// (docs/adr/0081, 0083).
 func eachDebtor(ctx context.Context, k *kit.Kit, t *tenant.Tenant, fn func(dk string) error) error {
+	switched, err := ReadsSwitched(ctx, k, TenantDebtorsMigration)
+	if err != nil {
+		return err
+	}
+	if !switched {
+		prefix := keys.Debtor(t.ID, "")
+		return k.MaintenanceScan(ctx, "debtors-unverified", 0, 1, func(it kit.Item) error {
+			if str(it, "SK") != keys.ProfileSK || !strings.HasPrefix(str(it, "PK"), prefix) {
+				return nil
+			}
+			dk, ok := debtorKeyOf(it)
+			if !ok {
+				return nil
+			}
+			return fn(dk)
+		})
+	}
 	db := k.Tenant(t.ID, t.CursorKey())
 	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(t.ID)}
 	for cursor := ""; ; {

@@ -75,6 +75,9 @@ commands:
   rotate debtor-keys --tenant T [--wcu N] [--settle 30s]
                rotates the tenant's debtor-key secret: a new version for new debtors, then moves every
                debtor collection to its new key (copy, verify, switch, delete; resumable, ADR 0075)
+  rotate data-key [--new-key FILE|env:NAME [--new-key-id ID] | --new-kms-key ARN] [--wcu N]
+               re-seal every tenant's secrets and every profile under the new data key (the
+               configured ones kept to open; rate-limited, resumable) until none is under an old one
   lgpd erase-due --tenant T
                erase the personal data of every debtor past the tenant's retention (LGPD art. 16)
   iam policy --role api|worker|stream|lambda [--region R] [--account A]

@@ -210,15 +210,9 @@ func cloudFormationRoles(tmpl []byte) ([]byte, error) {
 	return json.MarshalIndent(t, "", "  ")
 }
 
-// rotateCmd: lastro rotate debtor-keys --tenant T [--wcu N] [--settle D].
-func rotateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "debtor-keys" {
-		fmt.Fprint(stderr, "usage: lastro rotate debtor-keys --tenant T [--wcu N] [flags]\n")
-		if len(args) > 0 && isHelp(args[0]) {
-			return flag.ErrHelp
-		}
-		return fmt.Errorf("unknown rotate command (debtor-keys)")
-	}
+// rotateDebtorKeysCmd: lastro rotate debtor-keys --tenant T [--wcu N]
+// [--settle D] (docs/adr/0075).
+func rotateDebtorKeysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("rotate debtor-keys", "--tenant T [--wcu N] [--settle D] [flags]", stderr)
 	id := fs.String("tenant", "", "tenant whose debtor-key secret is rotated")
 	wcu := fs.Float64("wcu", 200, "write capacity units a second the moves may spend (0: no limit)")

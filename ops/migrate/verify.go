@@ -179,6 +179,11 @@ func Verify(ctx context.Context, d ops.Deps, m *Migration) (*Verification, error
 	})
 	v.OK = v.Differences == 0 && v.ViolationCount == 0
 	progress(d, "migrate %s: verify: %d items read, %d differences, %d key violations", m.Name, scanned, v.Differences, v.ViolationCount)
+	// The readers of the index switch to it only on a recorded clean
+	// verify (docs/adr/0081, step 5).
+	if err := ops.RecordVerify(ctx, d.Kit, d.Clock, m.Name, v.Differences, v.ViolationCount); err != nil {
+		return nil, err
+	}
 	if !v.OK {
 		return v, ErrDifferences
 	}
