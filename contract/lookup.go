@@ -39,13 +39,34 @@ func LookupKey(tenantID, contractID, dk string) kit.Key {
 // debtor to a new key): conditioned on the entry not existing, as the
 // header is.
 func LookupPut(tenantID, contractID, dk, createdAt string) (kit.Action, error) {
-	k := LookupKey(tenantID, contractID, dk)
-	it, err := marshal(lookupItem{PK: k.PK, SK: k.SK, Type: TypeLookup, TenantID: tenantID, DebtorKey: dk, ContractID: contractID, CreatedAt: createdAt})
+	it, err := lookupEntry(tenantID, contractID, dk, createdAt)
 	if err != nil {
 		return kit.Action{}, err
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	return kit.PutAction(it, &notExists), nil
+}
+
+func lookupEntry(tenantID, contractID, dk, createdAt string) (kit.Item, error) {
+	k := LookupKey(tenantID, contractID, dk)
+	return marshal(lookupItem{PK: k.PK, SK: k.SK, Type: TypeLookup, TenantID: tenantID, DebtorKey: dk, ContractID: contractID, CreatedAt: createdAt})
+}
+
+// FileLookup writes the contract-id lookup entry of an existing contract
+// header that has none (a contract created before the lookups, filed by
+// the lookups backfill, ADR 0084): one put conditioned on the entry not
+// existing, so a rerun or a racing writer is never overwritten
+// (kit.ErrConditionFailed then).
+func FileLookup(ctx context.Context, db *kit.Tenant, tenantID, contractID, dk, createdAt string) error {
+	if !keys.ValidIdentifier(contractID) || !keys.ValidDebtorKey(dk) {
+		return errInvalidContractID
+	}
+	it, err := lookupEntry(tenantID, contractID, dk, createdAt)
+	if err != nil {
+		return err
+	}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	return db.Put(ctx, it, &notExists)
 }
 
 // DebtorsOf lists, strongly consistent, the debtor keys holding a

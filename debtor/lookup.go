@@ -108,6 +108,17 @@ func PhoneLookupPut(t *tenant.Tenant, keyVersion int, hash, dk, createdAt string
 	return kit.PutAction(it, &notExists), nil
 }
 
+// samePhoneLookup conditions a profile write on the phoneLookup it was
+// read with: the lookups backfill files an entry without moving the
+// profile's version, so a change of phone or an erasure that read the
+// profile before it fails rather than orphan the entry it filed.
+func samePhoneLookup(read string) expression.ConditionBuilder {
+	if read == "" {
+		return expression.AttributeNotExists(expression.Name(profilePhoneAttr))
+	}
+	return expression.Name(profilePhoneAttr).Equal(expression.Value(read))
+}
+
 // phoneLookupDelete removes the entry naming dk under hash, on the
 // condition that it exists: the profile names it (phoneLookup), and both
 // change in one transaction, so a missing entry is a conflict, not
@@ -325,4 +336,61 @@ func isLookupConflict(err error, from, n int) bool {
 		}
 	}
 	return false
+}
+
+// LacksPhoneLookup reports whether a PROFILE item has a phone but no
+// lookup entry yet (registered before the lookups, ADR 0084): the lookups
+// backfill files it with FilePhoneLookup. An erased profile has no phone.
+func LacksPhoneLookup(it kit.Item) bool {
+	has, _ := it["hasPhone"].(*types.AttributeValueMemberBOOL)
+	return attrS(it, "SK") == keys.ProfileSK && has != nil && has.Value && attrS(it, profilePhoneAttr) == "" && attrS(it, "erasedAt") == ""
+}
+
+// ExpectedPhoneLookup is the phone lookup entry a PROFILE item should
+// have: should is false without a phone (or erased), known false when
+// the profile does not name its entry yet (only its sealed data could
+// tell the hash).
+func ExpectedPhoneLookup(tenantID string, it kit.Item) (k kit.Key, should, known bool) {
+	has, _ := it["hasPhone"].(*types.AttributeValueMemberBOOL)
+	dk := attrS(it, "debtorKey")
+	if attrS(it, "SK") != keys.ProfileSK || has == nil || !has.Value || attrS(it, "erasedAt") != "" || !keys.ValidDebtorKey(dk) {
+		return kit.Key{}, false, false
+	}
+	h := attrS(it, profilePhoneAttr)
+	if h == "" {
+		return kit.Key{}, true, false
+	}
+	return kit.Key{PK: keys.PhoneLookup(tenantID, h), SK: keys.LookupEntry(dk)}, true, true
+}
+
+// FilePhoneLookup files the phone lookup entry of a profile that lacks
+// one (LacksPhoneLookup): the sealed phone is opened, hashed under the
+// tenant's current secret and written with the profile's phoneLookup in
+// one transaction conditioned on the profile's version and on neither
+// existing yet, so a PATCH, an erasure or a rerun racing it wins and this
+// write fails (kit.ErrConditionFailed) rather than undoing them.
+func (s *Service) FilePhoneLookup(ctx context.Context, t *tenant.Tenant, it kit.Item) error {
+	if !LacksPhoneLookup(it) {
+		return nil
+	}
+	data, rec, err := s.open(ctx, t, it)
+	if err != nil {
+		return err
+	}
+	if rec.PK != keys.Debtor(t.ID, rec.DebtorKey) || data.Phone == "" {
+		return nil
+	}
+	hash, err := phoneHash(t, t.KeyVersion, data.Phone)
+	if err != nil {
+		return err
+	}
+	put, err := PhoneLookupPut(t, t.KeyVersion, hash, rec.DebtorKey, keys.Timestamp(s.clock.Now()))
+	if err != nil {
+		return err
+	}
+	upd := expression.Set(expression.Name(profilePhoneAttr), expression.Value(hash))
+	cond := expression.Name("version").Equal(expression.Value(rec.Version)).
+		And(expression.AttributeNotExists(expression.Name(profilePhoneAttr))).
+		And(expression.AttributeNotExists(expression.Name("erasedAt")))
+	return s.db(t).Transact(ctx, kit.UpdateAction(kit.Key{PK: rec.PK, SK: keys.ProfileSK}, upd, &cond), put)
 }

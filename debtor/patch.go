@@ -254,6 +254,7 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 	now := s.clock.Now()
 	var fields []string
 	var lookups []kit.Action // the phone's lookup entry moved (ADR 0084)
+	readLookup, phoneMoved := rec.PhoneLookup, false
 	upd := expression.Set(expression.Name("version"), expression.Value(rec.Version+1)).
 		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(now)))
 	if in.Phone != nil || in.Email != nil || in.Address != nil {
@@ -298,6 +299,7 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 				Set(expression.Name("hasAddress"), expression.Value(rec.HasAddress))
 		}
 		if before.Phone != data.Phone {
+			phoneMoved = true
 			if lookups, err = s.movePhone(t, dk, &rec, data.Phone, now); err != nil {
 				return nil, err
 			}
@@ -352,6 +354,9 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 		return nil, err
 	}
 	cond := expression.Name("version").Equal(expression.Value(in.Version))
+	if phoneMoved {
+		cond = cond.And(samePhoneLookup(readLookup))
+	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	actions := append([]kit.Action{kit.UpdateAction(kit.Key{PK: pk, SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists)}, lookups...)
 	actions = append(actions, relocate...)

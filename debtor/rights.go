@@ -519,7 +519,8 @@ func (s *Service) Erase(ctx context.Context, t *tenant.Tenant, dk string, in Era
 		Set(expression.Name("hasEmail"), expression.Value(false)).
 		Set(expression.Name("erasedAt"), expression.Value(at)).
 		Set(expression.Name("version"), expression.Value(prof.Version+1))
-	cond := expression.Name("version").Equal(expression.Value(prof.Version)).And(expression.AttributeNotExists(expression.Name("erasedAt")))
+	cond := expression.Name("version").Equal(expression.Value(prof.Version)).And(expression.AttributeNotExists(expression.Name("erasedAt"))).
+		And(samePhoneLookup(prof.PhoneLookup))
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
 	actions := []kit.Action{kit.UpdateAction(kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists)}
 	if prof.PhoneLookup != "" {
