@@ -45,11 +45,15 @@ type profileItem struct {
 	TimeZone string `dynamodbav:"timeZone,omitempty"`
 	// OptOut lists the channels the debtor refused (SMS, WHATSAPP, ...),
 	// a string set changed only by SetOptOut (profileOptOutAttr).
-	OptOut     []string `dynamodbav:"optOut,stringset,omitempty"`
-	KeyVersion int      `dynamodbav:"keyVersion"`
-	GSI3PK     string   `dynamodbav:"GSI3PK"`
-	Version    int      `dynamodbav:"version"`
-	CreatedAt  string   `dynamodbav:"createdAt"`
+	OptOut []string `dynamodbav:"optOut,stringset,omitempty"`
+	// PhoneLookup is the hash the phone's lookup entry is filed under
+	// (lookup.go); absent when the profile has no phone, or was written
+	// before phone lookups and not backfilled yet.
+	PhoneLookup string `dynamodbav:"phoneLookup,omitempty"`
+	KeyVersion  int    `dynamodbav:"keyVersion"`
+	GSI3PK      string `dynamodbav:"GSI3PK"`
+	Version     int    `dynamodbav:"version"`
+	CreatedAt   string `dynamodbav:"createdAt"`
 	// ErasedAt is set when the personal data were eliminated (rights.go):
 	// the sealed data, the masked document, the UF and opt-outs are gone.
 	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
@@ -247,9 +251,18 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 		return nil, err
 	}
 	now := s.clock.Now()
+	// A phone is filed in its lookup partition in the same transaction
+	// (ADR 0084): the profile names the entry's hash.
+	var hash string
+	if p.Phone != "" {
+		if hash, err = phoneHash(t, t.KeyVersion, p.Phone); err != nil {
+			return nil, err
+		}
+	}
 	profile, err := marshal(profileItem{PK: pk, SK: keys.ProfileSK, Type: "PROFILE", TenantID: t.ID, DebtorKey: dk,
 		DocumentType: string(doc.Type), MaskedDocument: doc.Masked(), PII: sealed, HasPhone: p.Phone != "", HasEmail: p.Email != "",
-		HasAddress: p.Address != nil, UF: in.UF, TimeZone: in.TimeZone, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
+		HasAddress: p.Address != nil, UF: in.UF, TimeZone: in.TimeZone, PhoneLookup: hash, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID),
+		Version: 1, CreatedAt: keys.Timestamp(now)})
 	if err != nil {
 		return nil, err
 	}
@@ -258,8 +271,16 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 		return nil, err
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	actions := []kit.Action{kit.PutAction(profile, &notExists), kit.PutAction(ev, &notExists)}
+	if hash != "" {
+		put, err := PhoneLookupPut(t, t.KeyVersion, hash, dk, keys.Timestamp(now))
+		if err != nil {
+			return nil, err
+		}
+		actions = append(actions, put)
+	}
 	for attempt := 0; ; attempt++ {
-		err = s.db(t).Transact(ctx, kit.PutAction(profile, &notExists), kit.PutAction(ev, &notExists))
+		err = s.db(t).Transact(ctx, actions...)
 		if err == nil {
 			return &Registered{DebtorKey: dk, Created: true}, nil
 		}
@@ -289,22 +310,52 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	}
 }
 
-// LookupInput is the body of POST /v1/debtors/lookup.
+// LookupInput is the body of POST /v1/debtors/lookup: exactly one of a
+// document (CPF or CNPJ, with or without punctuation), a phone (10-15
+// digits, optionally + and punctuation; without a country code a
+// Brazilian number) or a contract id.
 type LookupInput struct {
-	Document string `json:"document"`
+	Document   string `json:"document,omitempty"`
+	Phone      string `json:"phone,omitempty"`
+	ContractID string `json:"contractId,omitempty"`
 }
 
-// Found is the answer of a lookup.
+// Found is the answer of a lookup: every debtor matched, masked. A
+// document names one debtor; a phone or a contract id may name several.
 type Found struct {
-	DebtorKey string `json:"debtorKey"`
+	// DebtorKey is the match when there is exactly one (always for a
+	// document); absent when several debtors match.
+	DebtorKey string  `json:"debtorKey,omitempty"`
+	Matches   []Match `json:"matches"`
+	// More says more than MaxMatches debtors match; the first are listed.
+	More bool `json:"more,omitempty"`
 }
 
 var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not found")
 
-// Lookup computes a document's debtor key (no index) and confirms the
-// debtor exists and is that document: 404 when nobody is registered under
-// the key, 409 when someone else is.
+// Lookup finds debtors by one key, never through an index nor a Scan.
+// A document: its debtor key is computed and the debtor confirmed to be
+// that document (404 when nobody is registered under the key, 409 when
+// someone else is). A phone or a contract id: one strongly consistent
+// Query of its lookup partition (ADR 0084) and the matched profiles, 404
+// when none.
 func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) (*Found, error) {
+	switch n := in.given(); {
+	case n > 1:
+		return nil, errInvalidLookup
+	case in.Phone != "":
+		ms, more, err := s.lookupPhone(kit.Within(ctx, "debtor.lookup.phone"), t, in.Phone)
+		if err != nil {
+			return nil, err
+		}
+		return found(ms, more)
+	case in.ContractID != "":
+		ms, more, err := s.lookupContract(kit.Within(ctx, "debtor.lookup.contract"), t, in.ContractID)
+		if err != nil {
+			return nil, err
+		}
+		return found(ms, more)
+	}
 	doc, err := ParseDocument(in.Document)
 	if err != nil {
 		return nil, err
@@ -317,7 +368,8 @@ func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) 
 	if it == nil {
 		return nil, errDebtorNotFound
 	}
-	return &Found{DebtorKey: dk}, nil
+	// locate has confirmed the document (a collision is refused there).
+	return &Found{DebtorKey: dk, Matches: []Match{{DebtorKey: dk, DocumentType: string(doc.Type), MaskedDocument: doc.Masked()}}}, nil
 }
 
 // RevealInput is the optional body of POST /v1/debtors/{dk}/reveal.

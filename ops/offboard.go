@@ -86,8 +86,8 @@ type OffboardReport struct {
 var ErrNotEmpty = errors.New("ops: items of the offboarded tenant remain")
 
 // Offboard exports tenant id's data for hand-over, then deletes every
-// item of it: each debtor collection found through GSI3 with the charge
-// and settlement lookups its items name, the tenant's other partitions,
+// item of it: each debtor collection found through GSI3 with the charge,
+// phone and contract-id lookups its items name, the tenant's other partitions,
 // then a sweep of what no key leads to (idempotency records), and last
 // the TENANT item with its sealed secrets and the directory entry. A scan
 // before and after counts every tenant's items. Interrupted, it resumes
@@ -426,7 +426,9 @@ func deleteTenant(ctx context.Context, d Deps, j *job, t *tenant.Tenant, pacer *
 				out = append(out, kit.Key{PK: keys.Charge(t.ID, p.Parts[1].Fields["chargeId"]), SK: keys.ChargeSK})
 			}
 		}
-		return out
+		// The phone and contract-id lookup entries naming the debtor
+		// (ADR 0084).
+		return append(out, debtor.LookupKeysIn(t.ID, items)...)
 	}
 	n := 0
 	err := eachDebtor(ctx, d.Kit, t, func(dk string) error {
@@ -444,7 +446,7 @@ func deleteTenant(ctx context.Context, d Deps, j *job, t *tenant.Tenant, pacer *
 		}
 		j.count("debtors", 1)
 		j.count("debtorItems", int64(len(ks)))
-		j.count("chargeLookups", int64(len(lookups)))
+		j.count("lookups", int64(len(lookups)))
 		n++
 		if n%100 == 0 {
 			d.progress("offboard %s: %d debtors deleted", t.ID, n)

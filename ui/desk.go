@@ -10,6 +10,7 @@ import (
 	"lastro/agenda"
 	"lastro/charges"
 	"lastro/collections/calendar"
+	"lastro/collections/errs"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/portfolio"
@@ -43,12 +44,76 @@ func statusTitle(status int) string {
 var debtorKeyShape = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 type findData struct {
-	Query string
+	Query   string
+	Matches []foundDebtor
+	More    bool
 }
 
-// find searches a debtor: a debtor key opens the page; a CPF or CNPJ (with
-// or without punctuation) goes through the keyed HMAC lookup, never an
-// index of documents. A miss answers the form again, with what was typed.
+// foundDebtor is one debtor the search box found, and how.
+type foundDebtor struct {
+	debtor.Match
+	By string // "documento", "telefone", "contrato": a msg, shown through {{t}}
+}
+
+// searchResult is what the search box found for what was typed.
+type searchResult struct {
+	Matches []foundDebtor
+	More    bool
+	Tried   int    // lookups the text was a valid key for
+	Status  int    // with Problem: a refusal worth saying (erased, collision)
+	Problem string // in Portuguese
+}
+
+// search finds debtors for the search box's text (docs/adr/0084): a CPF
+// or CNPJ (with or without punctuation) through the document's keyed
+// HMAC lookup, a phone (Brazilian spellings or E.164) through its HMAC's
+// lookup partition, a contract id through its own: each tried when the
+// text is a valid key of that kind (11 digits may be a CPF, a phone and a
+// contract id at once), the matches merged by debtor. Never an index of
+// documents, never a Scan.
+func search(ctx context.Context, d *debtor.Service, t *tenant.Tenant, q string) (searchResult, error) {
+	var res searchResult
+	seen := map[string]bool{}
+	for _, try := range []struct {
+		by string
+		in debtor.LookupInput
+	}{
+		{msg("documento"), debtor.LookupInput{Document: q}},
+		{msg("telefone"), debtor.LookupInput{Phone: q}},
+		{msg("contrato"), debtor.LookupInput{ContractID: q}},
+	} {
+		f, err := d.Lookup(ctx, t, try.in)
+		status, code, _ := errs.Public(err)
+		switch {
+		case err == nil:
+		case status == http.StatusBadRequest:
+			continue // not a key of this kind
+		case code == "debtor_not_found":
+			res.Tried++
+			continue
+		case code == "personal_data_erased":
+			res.Tried++
+			res.Status, res.Problem = status, msg("Os dados pessoais deste devedor foram apagados ao fim da retenção (LGPD); busque pelo número do contrato.")
+			continue
+		case code == "debtor_key_collision":
+			res.Tried++
+			res.Status, res.Problem = status, msg("Outro devedor ocupa a chave deste documento; nada foi misturado. Fale com o suporte.")
+			continue
+		default:
+			return res, err
+		}
+		res.Tried++
+		res.More = res.More || f.More
+		for _, m := range f.Matches {
+			if !seen[m.DebtorKey] {
+				seen[m.DebtorKey] = true
+				res.Matches = append(res.Matches, foundDebtor{Match: m, By: try.by})
+			}
+		}
+	}
+	return res, nil
+}
+
 // contractPanel is one contract on the debtor page: its facts, what it
 // owes today, and its instalments split into the open and the rest.
 type contractPanel struct {

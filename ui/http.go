@@ -562,22 +562,27 @@ func (u *UI) find(c echo.Context) error {
 	if err != nil {
 		return u.fail(c, err)
 	}
-	found, err := u.d.Debtors.Lookup(c.Request().Context(), t, debtor.LookupInput{Document: q})
+	res, err := search(c.Request().Context(), u.d.Debtors, t, q)
 	if err != nil {
-		status, code, msg := errs.Public(err)
-		switch {
-		case status >= 500:
-			return u.fail(c, err)
-		case code == "debtor_not_found":
-			msg = langOf(c).T("Nenhum devedor cadastrado com este CPF/CNPJ.")
-		case status == http.StatusBadRequest:
-			msg = langOf(c).T("Digite um CPF (11 dígitos), um CNPJ (14) ou a chave do devedor (16 caracteres).")
-		}
-		v := u.newView(c, findData{Query: q})
-		v.Problem = msg
-		return u.render(c, status, "find", v)
+		return u.fail(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+found.DebtorKey)
+	if len(res.Matches) == 1 && !res.More {
+		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(res.Matches[0].DebtorKey))
+	}
+	v := u.newView(c, findData{Query: q, Matches: res.Matches, More: res.More})
+	status := http.StatusOK
+	switch {
+	case len(res.Matches) > 0:
+	case res.Problem != "":
+		status, v.Problem = res.Status, langOf(c).T(res.Problem)
+	case res.Tried == 0:
+		status = http.StatusBadRequest
+		v.Problem = langOf(c).T("Digite um CPF (11 dígitos) ou CNPJ (14), um telefone com DDD — (11) 98765-4321 —, o número de um contrato ou a chave do devedor (16 caracteres).")
+	default:
+		status = http.StatusNotFound
+		v.Problem = langOf(c).T("Nenhum devedor encontrado. Confira o CPF/CNPJ, tente o telefone com DDD — (11) 98765-4321 ou +55 11 98765-4321 — ou o número do contrato como está no sistema de origem.")
+	}
+	return u.render(c, status, "find", v)
 }
 
 func (u *UI) debtor(c echo.Context) error { return u.showDebtor(c, http.StatusOK, debtorData{}, "") }

@@ -78,11 +78,23 @@ var englishTexts = map[string]string{
 	"sim": "yes", "não": "no",
 
 	// find
-	"CPF, CNPJ ou chave do devedor": "CPF, CNPJ or debtor key",
-	"O documento é procurado pela chave que o identifica, sem percorrer a carteira; com ou sem pontuação.": "The document is looked up by the key that identifies it, without going through the portfolio; with or without punctuation.",
 	"Buscar": "Search",
-	"Nenhum devedor cadastrado com este CPF/CNPJ.":                                    "No debtor registered with this CPF/CNPJ.",
-	"Digite um CPF (11 dígitos), um CNPJ (14) ou a chave do devedor (16 caracteres).": "Type a CPF (11 digits), a CNPJ (14) or the debtor key (16 characters).",
+	// the search box (ADR 0084)
+	"CPF, CNPJ, telefone, número do contrato ou chave do devedor": "CPF, CNPJ, phone, contract number or debtor key",
+	"Com ou sem pontuação: 529.982.247-25, (11) 98765-4321, +55 11 98765-4321, C-2026-004512. Cada busca vai direto à chave que a identifica, sem percorrer a carteira.": "With or without punctuation: 529.982.247-25, (11) 98765-4321, +55 11 98765-4321, C-2026-004512. Each search goes straight to the key that identifies it, without going through the portfolio.",
+	"%d devedores encontrados":       "%d debtors found",
+	"(os primeiros; refine a busca)": "(the first ones; narrow the search)",
+	"Documento":                      "Document",
+	"Encontrado por":                 "Found by",
+	"dados pessoais apagados":        "personal data erased",
+	"Abrir visão 360":                "Open the 360 view",
+	"documento":                      "document",
+	"telefone":                       "phone",
+	"contrato":                       "contract",
+	"Digite um CPF (11 dígitos) ou CNPJ (14), um telefone com DDD — (11) 98765-4321 —, o número de um contrato ou a chave do devedor (16 caracteres).":                         "Type a CPF (11 digits) or CNPJ (14), a phone with its area code — (11) 98765-4321 —, a contract number or the debtor key (16 characters).",
+	"Nenhum devedor encontrado. Confira o CPF/CNPJ, tente o telefone com DDD — (11) 98765-4321 ou +55 11 98765-4321 — ou o número do contrato como está no sistema de origem.": "No debtor found. Check the CPF/CNPJ, try the phone with its area code — (11) 98765-4321 or +55 11 98765-4321 — or the contract number as the source system has it.",
+	"Os dados pessoais deste devedor foram apagados ao fim da retenção (LGPD); busque pelo número do contrato.":                                                                "This debtor's personal data were erased at the end of the retention (LGPD); search by the contract number.",
+	"Outro devedor ocupa a chave deste documento; nada foi misturado. Fale com o suporte.":                                                                                     "Another debtor holds this document's key; nothing was merged. Contact support.",
 
 	// portfolio and agenda
 	"Carteira em atraso": "Overdue portfolio",
