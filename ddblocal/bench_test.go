@@ -189,27 +189,9 @@ func BenchmarkQuery(b *testing.B) {
 					createBenchTable(sb, c, "query", false)
 					benchLoad(sb, c, "query", n)
 				}
-				parts := n / 10
-				lat := make([]time.Duration, 0, sb.N)
-				in := &dynamodb.QueryInput{
-					TableName:              aws.String("query"),
-					KeyConditionExpression: aws.String("pk = :p"),
-				}
 				sb.ResetTimer()
 				cpu := processCPU()
-				for range sb.N {
-					in.ExpressionAttributeValues = map[string]types.AttributeValue{
-						":p": &types.AttributeValueMemberS{Value: benchPartition(rand.IntN(parts))}}
-					t0 := time.Now()
-					out, err := c.Query(context.Background(), in)
-					lat = append(lat, time.Since(t0))
-					if err != nil {
-						sb.Fatalf("query: %v", err)
-					}
-					if out.Count != 10 {
-						sb.Fatalf("query returned %d items, want 10", out.Count)
-					}
-				}
+				lat := benchQueries(sb, c, n, sb.N, nil)
 				sb.StopTimer()
 				cpu = processCPU() - cpu
 				q := benchPercentiles(lat)
@@ -223,6 +205,68 @@ func BenchmarkQuery(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchQueries runs k Queries of a random whole partition of a table of
+// n items loaded by benchLoad, appends their latencies to lat and returns
+// it.
+func benchQueries(tb testing.TB, c *dynamodb.Client, n, k int, lat []time.Duration) []time.Duration {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String("query"),
+		KeyConditionExpression: aws.String("pk = :p"),
+	}
+	for range k {
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{
+			":p": &types.AttributeValueMemberS{Value: benchPartition(rand.IntN(n / 10))}}
+		t0 := time.Now()
+		out, err := c.Query(context.Background(), in)
+		lat = append(lat, time.Since(t0))
+		if err != nil {
+			tb.Fatalf("query: %v", err)
+		}
+		if out.Count != 10 {
+			tb.Fatalf("query returned %d items, want 10", out.Count)
+		}
+	}
+	return lat
+}
+
+// BenchmarkQueryGrowth measures what BenchmarkQuery's p50-ratio measures,
+// in a way a shared machine does not blur: both tables (10k and 100k
+// items, each on its own persistent store) stay open and the Queries
+// alternate between them in blocks of 100, so a change in the machine's
+// load falls on both sizes alike instead of on whichever ran second. b.N
+// is the number of Queries per size. It reports p50 and p99 per size and
+// their ratios, 100k over 10k (docs/performance.md, "Query growth").
+func BenchmarkQueryGrowth(b *testing.B) {
+	sizes := []int{10_000, 100_000}
+	var clients []*dynamodb.Client // loaded once, shared by every run of b.N
+	b.Run("items=10000+100000", func(sb *testing.B) {
+		if clients == nil {
+			for _, n := range sizes {
+				c := benchClient(ddbtest.Start(b, ddblocal.Options{Dir: b.TempDir()}).URL)
+				createBenchTable(sb, c, "query", false)
+				benchLoad(sb, c, "query", n)
+				clients = append(clients, c)
+			}
+		}
+		const block = 100
+		lat := make([][]time.Duration, len(sizes))
+		sb.ResetTimer()
+		for done := 0; done < sb.N; done += block {
+			for i, n := range sizes {
+				lat[i] = benchQueries(sb, clients[i], n, min(block, sb.N-done), lat[i])
+			}
+		}
+		sb.StopTimer()
+		small, large := benchPercentiles(lat[0]), benchPercentiles(lat[1])
+		sb.ReportMetric(benchMS(small.p50), "p50-10k-ms")
+		sb.ReportMetric(benchMS(small.p99), "p99-10k-ms")
+		sb.ReportMetric(benchMS(large.p50), "p50-100k-ms")
+		sb.ReportMetric(benchMS(large.p99), "p99-100k-ms")
+		sb.ReportMetric(float64(large.p50)/float64(small.p50), "p50-ratio")
+		sb.ReportMetric(float64(large.p99)/float64(small.p99), "p99-ratio")
+	})
 }
 
 // BenchmarkPutItem measures PutItem throughput with 32 concurrent writers

@@ -132,7 +132,7 @@ func TestCostCompare(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var out, progress bytes.Buffer
-	o := compareOptions{sizes: []int{100, 300}, days: 10, workers: 4, extrapolate: 2_000_000}
+	o := compareOptions{sizes: []int{100, 300}, days: 10, workers: 4, extrapolate: 2_000_000, inMemory: true}
 	ab, err := compareModels(ctx, 200, o, &out, &progress)
 	if err != nil {
 		t.Fatal(err)
@@ -164,5 +164,22 @@ func TestCostCompareArguments(t *testing.T) {
 		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// TestCostCompareSkipsNone: none skips a comparison, so the two can run
+// in processes of their own; a run with both skipped prints the prices
+// and nothing else.
+func TestCostCompareSkipsNone(t *testing.T) {
+	t.Parallel()
+	if sizes, err := parseSizes("sizes", "none"); err != nil || sizes != nil {
+		t.Errorf("parseSizes(none) = %v, %v", sizes, err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"cost", "compare", "--sizes", "none", "--ab-sizes", "none"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "prices:") || strings.Contains(out, "MODEL A") || strings.Contains(out, "KEYED PAGE") {
+		t.Errorf("output:\n%s", out)
 	}
 }
