@@ -339,6 +339,7 @@ type scenarioResult struct {
 	engineCPU   time.Duration // all engines
 	storeCPU    time.Duration // the networked store, when there is one
 	allocs      uint64        // heap allocations of all engines (0: unknown)
+	genCPU      time.Duration // this process's, the generator's
 	unit        string        // what a request is ("req", "contract")
 	units       int
 	exactlyOnce string // the check's verdict, when the scenario has one
@@ -393,6 +394,7 @@ func benchRun(ctx context.Context, o benchOptions, engines []engineProc, store *
 		// engine a little CPU.
 		m0, mok := engineMallocs(ctx, engines)
 		e0, s0 := cpu()
+		g0 := processCPUOf(os.Getpid())
 		switch sc {
 		case "settlement", "pix":
 			var stopProfile func() error
@@ -424,7 +426,7 @@ func benchRun(ctx context.Context, o benchOptions, engines []engineProc, store *
 			return rep, fmt.Errorf("bench %s: %w", sc, err)
 		}
 		e1, s1 := cpu()
-		res.engineCPU, res.storeCPU = e1-e0, s1-s0
+		res.engineCPU, res.storeCPU, res.genCPU = e1-e0, s1-s0, processCPUOf(os.Getpid())-g0
 		if m1, ok := engineMallocs(ctx, engines); ok && mok && m1 > m0 {
 			res.allocs = m1 - m0
 		}
@@ -832,7 +834,7 @@ func printBench(w io.Writer, reports []benchReport) error {
 		default:
 			fmt.Fprintf(w, "%d lastro serve process(es) on one lastro ddb serve (persistent), generator in the bench process, over loopback\n", rep.processes)
 		}
-		fmt.Fprintf(w, "  %-10s %8s %10s %9s %9s %9s %12s %12s %14s\n", "scenario", "count", "rate", "p50", "p95", "p99", "engine CPU", "store CPU", "engine allocs")
+		fmt.Fprintf(w, "  %-10s %8s %10s %9s %9s %9s %12s %12s %14s %12s\n", "scenario", "count", "rate", "p50", "p95", "p99", "engine CPU", "store CPU", "engine allocs", "bench CPU")
 		for _, r := range rep.results {
 			per := func(d time.Duration) string {
 				if d == 0 || r.units == 0 {
@@ -846,10 +848,10 @@ func printBench(w io.Writer, reports []benchReport) error {
 			}
 			rate := float64(r.units) / r.took.Seconds()
 			if r.name == "agenda" {
-				fmt.Fprintf(w, "  %-10s %8d %7.0f/s  %9s %9s %9s %12s %12s %14s\n", r.name, r.units, rate, "-", "-", "-", per(r.engineCPU), per(r.storeCPU), allocs)
+				fmt.Fprintf(w, "  %-10s %8d %7.0f/s  %9s %9s %9s %12s %12s %14s %12s\n", r.name, r.units, rate, "-", "-", "-", per(r.engineCPU), per(r.storeCPU), allocs, per(r.genCPU))
 			} else {
-				fmt.Fprintf(w, "  %-10s %8d %7.0f/s  %9s %9s %9s %12s %12s %14s\n", r.name, r.units, rate, ms(pct(r.lat, 0.5)), ms(pct(r.lat, 0.95)), ms(pct(r.lat, 0.99)),
-					per(r.engineCPU), per(r.storeCPU), allocs)
+				fmt.Fprintf(w, "  %-10s %8d %7.0f/s  %9s %9s %9s %12s %12s %14s %12s\n", r.name, r.units, rate, ms(pct(r.lat, 0.5)), ms(pct(r.lat, 0.95)), ms(pct(r.lat, 0.99)),
+					per(r.engineCPU), per(r.storeCPU), allocs, per(r.genCPU))
 			}
 			if r.exactlyOnce != "" {
 				fmt.Fprintf(w, "             %s\n", r.exactlyOnce)
