@@ -32,6 +32,9 @@ func TestBenchScaleOutIsExactlyOnce(t *testing.T) {
 		if !strings.Contains(r.exactlyOnce, "exactly once") {
 			t.Errorf("%s: %q", r.name, r.exactlyOnce)
 		}
+		if r.allocs == 0 {
+			t.Errorf("%s: the engines' allocations were not read", r.name)
+		}
 	}
 	if err := printBench(&out, []benchReport{rep}); err != nil || !strings.Contains(out.String(), "2 lastro serve process(es)") {
 		t.Errorf("print: %v\n%s", err, out.String())

@@ -2,13 +2,17 @@ package kit
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	smithyendpoints "github.com/aws/smithy-go/endpoints"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // NewEmbeddedClient returns the SDK client for the embedded store at
@@ -16,15 +20,81 @@ import (
 // same process). Credentials are anonymous: the embedded store checks no
 // signature, so the SDK skips SigV4 signing (a measurable share of each
 // request's CPU) and nothing else changes on the wire. The SDK's standard
-// retries stay on, as against DynamoDB.
+// retries stay on, as against DynamoDB. Through InProcess the client
+// also leaves out what guards a network the request never crosses
+// (docs/adr/0087-the-in-process-client-sheds-network-guards.md): the automatic
+// ClientRequestToken of transactions, the CRC32 check of answers, the
+// body's SHA-256 (a signature's input) and the per-call endpoint rules.
 func NewEmbeddedClient(endpoint string, hc *http.Client) *dynamodb.Client {
+	inProcess := isInProcess(hc)
 	return dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
 		func(o *dynamodb.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
 			if hc != nil {
 				o.HTTPClient = hc
 			}
+			if !inProcess {
+				return
+			}
+			o.DisableValidateResponseChecksum = true
+			o.AccountIDEndpointMode = aws.AccountIDEndpointModeDisabled
+			if u, err := url.Parse(endpoint); err == nil {
+				o.EndpointResolverV2 = fixedEndpoint{u: *u}
+			}
+			o.APIOptions = append(o.APIOptions, withoutAutoToken, withoutPayloadHash)
 		})
+}
+
+// isInProcess reports a client made by InProcess.
+func isInProcess(hc *http.Client) bool {
+	if hc == nil {
+		return false
+	}
+	_, ok := hc.Transport.(handlerTransport)
+	return ok
+}
+
+// withoutAutoToken removes the SDK's automatic ClientRequestToken of
+// TransactWriteItems (absent from the other operations' stacks). The
+// token lets a retry after a lost answer be replayed, and an answer
+// cannot be lost in process; without it the store neither hashes each
+// transaction's request nor stores the token with its commit. Exactly
+// once still rests where it always did: every transaction's conditions
+// (the settlement's STL attribute_not_exists, versions).
+func withoutAutoToken(s *middleware.Stack) error {
+	if _, ok := s.Initialize.Get(autoTokenID); !ok {
+		return nil
+	}
+	_, err := s.Initialize.Remove(autoTokenID)
+	return err
+}
+
+// withoutPayloadHash removes the SHA-256 of every request body, which
+// only a SigV4 signature uses: the client signs nothing (anonymous
+// credentials) and the store checks nothing.
+func withoutPayloadHash(s *middleware.Stack) error {
+	if _, ok := s.Finalize.Get(payloadHashID); !ok {
+		return nil
+	}
+	_, err := s.Finalize.Remove(payloadHashID)
+	return err
+}
+
+// payloadHashID is the SDK's identifier of the middleware that hashes
+// the request body for SigV4.
+const payloadHashID = "ComputePayloadHash"
+
+// autoTokenID is the SDK's identifier of the middleware that fills
+// ClientRequestToken.
+const autoTokenID = "OperationIdempotencyTokenAutoFill"
+
+// fixedEndpoint resolves every call to one endpoint, parsed once: the
+// embedded store has no regions, partitions or FIPS variants for the
+// SDK's endpoint rules to choose between.
+type fixedEndpoint struct{ u url.URL }
+
+func (f fixedEndpoint) ResolveEndpoint(context.Context, dynamodb.EndpointParameters) (smithyendpoints.Endpoint, error) {
+	return smithyendpoints.Endpoint{URI: f.u}, nil
 }
 
 // InProcessEndpoint is the endpoint of a store reached through InProcess:

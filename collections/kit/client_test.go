@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/kit"
 	"lastro/collections/table"
@@ -105,5 +109,66 @@ func TestEmbeddedClientInProcess(t *testing.T) {
 	out, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
 	if err != nil || len(out.TableNames) != 1 || out.TableNames[0] != "in-process" {
 		t.Fatalf("ListTables: %v %v", out, err)
+	}
+}
+
+// TestEmbeddedClientInProcessSendsNoToken: through InProcess a
+// transaction goes out without the SDK's automatic ClientRequestToken
+// (ADR 0087) and its condition still holds; over a socket the same client
+// keeps the token.
+func TestEmbeddedClientInProcessSendsNoToken(t *testing.T) {
+	t.Parallel()
+	st, err := ddblocal.Open(ddblocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var mu sync.Mutex
+	var seen []bool // whether each TransactWriteItems carried a token
+	rec := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+			mu.Lock()
+			seen = append(seen, strings.Contains(string(body), `"ClientRequestToken"`))
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		st.Handler().ServeHTTP(w, r)
+	})
+	db := kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(rec))
+	ctx := context.Background()
+	if _, err := db.CreateTable(ctx, table.CreateInput("no-token")); err != nil {
+		t.Fatal(err)
+	}
+	k := kit.New(db, "no-token").Tenant("t1", nil)
+	item := kit.Item{"PK": &types.AttributeValueMemberS{Value: "T#t1#X"}, "SK": &types.AttributeValueMemberS{Value: "A"}}
+	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	put := func() error {
+		return k.Transact(ctx, kit.PutAction(item, &notExists),
+			kit.PutAction(kit.Item{"PK": &types.AttributeValueMemberS{Value: "T#t1#X"}, "SK": &types.AttributeValueMemberS{Value: "B"}}, nil))
+	}
+	if err := put(); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(); !errors.Is(err, kit.ErrConditionFailed) {
+		t.Fatalf("the same conditioned transaction again: %v, want ErrConditionFailed", err)
+	}
+	mu.Lock()
+	if len(seen) != 2 || seen[0] || seen[1] {
+		t.Fatalf("TransactWriteItems in process, token sent: %v, want two without", seen)
+	}
+	seen = nil
+	mu.Unlock()
+
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	overSocket := kit.New(kit.NewEmbeddedClient(srv.URL, nil), "no-token").Tenant("t1", nil)
+	if err := overSocket.Transact(ctx, kit.PutAction(kit.Item{"PK": &types.AttributeValueMemberS{Value: "T#t1#Y"}, "SK": &types.AttributeValueMemberS{Value: "A"}}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || !seen[0] {
+		t.Fatalf("TransactWriteItems over a socket, token sent: %v, want one with", seen)
 	}
 }

@@ -34,6 +34,9 @@ func NewEmbeddedStreamsClient(endpoint string, hc *http.Client) *dynamodbstreams
 			if hc != nil {
 				o.HTTPClient = hc
 			}
+			if isInProcess(hc) {
+				o.APIOptions = append(o.APIOptions, withoutPayloadHash)
+			}
 		})
 }
 
