@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/arrangement"
+	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
@@ -97,7 +98,9 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 	var out outcome
 	limited := false // the last write failed on the day's contact limit
 	err := conflicts.Retry(ctx, func(int) (bool, error) {
-		c, err := contract.Load(ctx, db, t.ID, e.DebtorKey, e.ContractID)
+		// The charges come with the contract: a step's message names the
+		// open one's Pix code (messageFacts), at no read of its own.
+		c, err := contract.LoadAlso(ctx, db, t.ID, e.DebtorKey, e.ContractID, charges.ItemType)
 		if err != nil {
 			return false, err
 		}
