@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // NewEmbeddedClient returns the SDK client for the embedded store at
@@ -17,14 +18,40 @@ import (
 // signature, so the SDK skips SigV4 signing (a measurable share of each
 // request's CPU) and nothing else changes on the wire. The SDK's standard
 // retries stay on, as against DynamoDB.
+//
+// Through InProcess, a transaction goes without the SDK's generated
+// ClientRequestToken (ADR 0088): the token only makes a retry of a
+// request whose answer was lost in transit safe, and a handler called in
+// the same goroutine loses no answer, while the store hashes every
+// token's request in canonical form and stores it with the commit. What
+// makes an engine write happen once is its condition (the header's
+// version, attribute_not_exists), with or without a token.
 func NewEmbeddedClient(endpoint string, hc *http.Client) *dynamodb.Client {
 	return dynamodb.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: aws.AnonymousCredentials{}},
 		func(o *dynamodb.Options) {
 			o.BaseEndpoint = aws.String(endpoint)
 			if hc != nil {
 				o.HTTPClient = hc
+				if _, ok := hc.Transport.(handlerTransport); ok {
+					o.APIOptions = append(o.APIOptions, withoutTokenAutoFill)
+				}
 			}
 		})
+}
+
+// tokenAutoFill is the SDK's middleware that fills ClientRequestToken.
+const tokenAutoFill = "OperationIdempotencyTokenAutoFill"
+
+// withoutTokenAutoFill removes tokenAutoFill from an operation's stack,
+// where it is (TransactWriteItems, ExecuteTransaction): a token the
+// caller sets still goes out.
+func withoutTokenAutoFill(s *middleware.Stack) error {
+	if _, ok := s.Initialize.Get(tokenAutoFill); ok {
+		if _, err := s.Initialize.Remove(tokenAutoFill); err != nil {
+			return fmt.Errorf("kit: %w", err)
+		}
+	}
+	return nil
 }
 
 // InProcessEndpoint is the endpoint of a store reached through InProcess:
