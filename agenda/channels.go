@@ -216,7 +216,8 @@ func (r *Runner) messageFacts(ctx context.Context, t *tenant.Tenant, c *contract
 	if seq == 0 {
 		return f, nil
 	}
-	open, err := charges.OpenFor(ctx, r.db(t), t.ID, h.DebtorKey, h.ContractID, seq, now)
+	// The contract was read with its charges (execute): no Query here.
+	open, err := charges.OpenAmong(c.Also, seq, now)
 	if err != nil {
 		return f, err
 	}

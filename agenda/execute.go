@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"lastro/arrangement"
+	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
@@ -92,12 +93,14 @@ type delivery struct {
 // commits in between fails the whole write, so nothing of the contact is
 // spent, and the contract is re-read. It is delivered after the commit;
 // a crash before its outcome leaves the outbox entry for the dispatcher.
-func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Date, e entry) (outcome, error) {
+func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Date, e entry, dels *contactlimit.Deletions) (outcome, error) {
 	db := r.db(t)
 	var out outcome
 	limited := false // the last write failed on the day's contact limit
 	err := conflicts.Retry(ctx, func(int) (bool, error) {
-		c, err := contract.Load(ctx, db, t.ID, e.DebtorKey, e.ContractID)
+		// The charges come with the contract: a step's message names the
+		// open one's Pix code (messageFacts), at no read of its own.
+		c, err := contract.LoadAlso(ctx, db, t.ID, e.DebtorKey, e.ContractID, charges.ItemType)
 		if err != nil {
 			return false, err
 		}
@@ -154,7 +157,7 @@ func (r *Runner) execute(ctx context.Context, t *tenant.Tenant, date calendar.Da
 				}
 			}
 			if w.send != nil {
-				return false, r.deliver(after, t, date, c, *w.send)
+				return false, r.deliver(after, t, date, c, *w.send, dels)
 			}
 			return false, nil
 		}
@@ -383,18 +386,20 @@ func (r *Runner) removal(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 	return nil
 }
 
-// deliver sends a recorded contact right after its commit. A delivered
+// deliver sends a recorded contact right after its commit; its outbox
+// entry's deletion joins the shard's batch dels (flushed by the run at
+// every page). A delivered
 // bureau notice is the evidence its report waits for: noticeAt is written
 // on the contract before the outbox entry goes. A failure that may pass
 // leaves the attempt PENDING for the dispatcher.
-func (r *Runner) deliver(ctx context.Context, t *tenant.Tenant, date calendar.Date, c *contract.Contract, d delivery) error {
+func (r *Runner) deliver(ctx context.Context, t *tenant.Tenant, date calendar.Date, c *contract.Contract, d delivery, dels *contactlimit.Deletions) error {
 	var sent func(context.Context, contactlimit.Attempt) error
 	if d.notice {
 		sent = func(ctx context.Context, a contactlimit.Attempt) error {
 			return r.noticeDelivered(ctx, t, c.Header.DebtorKey, c.Header.ContractID, date, a.AttemptID)
 		}
 	}
-	got, err := r.d.Contacts.DeliverPending(ctx, t, d.res.Pending, true, sent)
+	got, err := r.d.Contacts.DeliverReserved(ctx, t, d.res.Pending, sent, dels)
 	if err != nil {
 		// The step and its attempt are recorded: the dispatcher finishes
 		// the delivery. Only the run's own stop is the run's concern.

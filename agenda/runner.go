@@ -246,6 +246,15 @@ func (r *Runner) runShard(parent context.Context, t *tenant.Tenant, date calenda
 		r.forget(t, shard)
 	}()
 	rep.Resumed = l.resumed()
+	// The outbox entries this shard's deliveries are done with go in
+	// batches: flushed after every page, and at the end whatever ended
+	// the run (what a failed flush leaves, the dispatcher deletes).
+	dels := r.d.Contacts.Deletions(t)
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 5*time.Second)
+		defer cancel()
+		r.flush(fctx, t, shard, dels)
+	}()
 	renewed := r.d.LeaseClock.Now()
 	done := 0
 	from, err := r.since(ctx, t, date, shard)
@@ -286,7 +295,7 @@ func (r *Runner) runShard(parent context.Context, t *tenant.Tenant, date calenda
 			halts := func(err error) bool {
 				return ctx.Err() != nil || errors.Is(err, kit.ErrThrottled) || errs.Is(err, errs.Transient)
 			}
-			r.executeWindow(ctx, t, date, entries, &inflight, halts, func(e entry, res result) bool {
+			r.executeWindow(ctx, t, date, entries, dels, &inflight, halts, func(e entry, res result) bool {
 				switch err := res.err; {
 				case err == nil:
 				case halts(err):
@@ -327,6 +336,7 @@ func (r *Runner) runShard(parent context.Context, t *tenant.Tenant, date calenda
 			if stop != nil {
 				return rep, stop
 			}
+			r.flush(ctx, t, shard, dels)
 			if len(page.Items) == 0 {
 				break
 			}
@@ -383,6 +393,15 @@ func (r *Runner) heartbeat(ctx context.Context, t *tenant.Tenant, date calendar.
 	return func() { once.Do(func() { close(quit); <-done }) }
 }
 
+// flush writes the shard's queued outbox deletions. A failure is only
+// logged: those entries carry their outcome, and the dispatcher deletes
+// them without sending anything again.
+func (r *Runner) flush(ctx context.Context, t *tenant.Tenant, shard int, dels *contactlimit.Deletions) {
+	if err := dels.Flush(ctx); err != nil {
+		r.d.Logger.WarnContext(ctx, "agenda: outbox entries left to the dispatcher", "tenant", t.ID, "shard", shard, "error", err.Error())
+	}
+}
+
 func (r *Runner) db(t *tenant.Tenant) *kit.Tenant { return r.d.Kit.Tenant(t.ID, t.CursorKey()) }
 
 // result is one entry's outcome.
@@ -399,7 +418,7 @@ type result struct {
 // take returns false, ctx ends or an entry failed with an error that
 // stops the run (halts); those already running are still handed over, so
 // every entry started is accounted for.
-func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry, inflight *atomic.Int64,
+func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calendar.Date, entries []entry, dels *contactlimit.Deletions, inflight *atomic.Int64,
 	halts func(error) bool, take func(entry, result) bool) {
 	results := make([]result, len(entries))
 	ready := make([]bool, len(entries))
@@ -414,7 +433,7 @@ func (r *Runner) executeWindow(ctx context.Context, t *tenant.Tenant, date calen
 			inflight.Add(1)
 			go func() {
 				defer inflight.Add(-1)
-				out, err := r.execute(ctx, t, date, entries[i])
+				out, err := r.execute(ctx, t, date, entries[i], dels)
 				if err != nil && halts(err) {
 					halted.Store(true)
 				}

@@ -406,7 +406,7 @@ func (s *Service) Issue(ctx context.Context, t *tenant.Tenant, in Input) (*Issue
 		out.Validity, out.ExpiresAt = validity()
 		exp := out.ExpiresAt
 		item, err := attributevalue.MarshalMap(chargeItem{PK: keys.Debtor(t.ID, in.DebtorKey), SK: keys.ContractCharge(in.ContractID, out.ChargeID),
-			Type: "CHARGE", ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
+			Type: ItemType, ChargeID: out.ChargeID, Method: in.Method, ContractID: in.ContractID, Seq: in.Seq, AmountCents: out.AmountCents,
 			ComputedFor: out.ComputedFor, DaysLate: a.DaysLate, Breakdown: owed, ChargesPolicy: c.Header.ChargesPolicy, ExpiresAt: exp,
 			Validity: out.Validity, CreatedAt: ts, Barcode: out.Barcode, PixType: out.PixType, PixCopiaECola: out.PixCopiaECola, Location: out.Location, Version: 1})
 		if err != nil {

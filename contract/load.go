@@ -22,6 +22,9 @@ type Contract struct {
 	Header       Header
 	Installments []Installment
 	Pages        int // Query pages it took (1 unless the contract's history is over 1 MB)
+	// Also are the items of the other types LoadAlso was asked for, in key
+	// order and undecoded: the package that owns their shape reads them.
+	Also []kit.Item
 
 	readHeader int           // header version read (0: a new contract)
 	read       []Installment // instalments as read, by sequence
@@ -44,6 +47,15 @@ func (c *Contract) Installment(seq int) *Installment {
 // are not sent, decoded or unmarshalled (ADR 0010). Pages are followed only
 // if the range outgrows 1 MB. Nil when the contract has no header.
 func Load(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) (*Contract, error) {
+	return LoadAlso(ctx, db, tenantID, dk, contractID)
+}
+
+// LoadAlso is Load keeping, in Contract.Also, the items of the given
+// types that sort inside the contract's range (a charge's, for the
+// agenda's message): the same Query and the same read units, since the
+// filter drops items only after they are read, where a second Query for
+// them would read them again.
+func LoadAlso(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string, also ...string) (*Contract, error) {
 	lo, hi := keys.ContractRange(contractID)
 	headerSK := keys.Contract(contractID)
 	instPrefix := keys.InstallmentsPrefix(contractID)
@@ -51,6 +63,13 @@ func Load(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) 
 	found := false
 	cursor := ""
 	only := expression.Name("type").In(expression.Value(TypeHeader), expression.Value(TypeInstallment))
+	if len(also) > 0 {
+		vals := []expression.OperandBuilder{expression.Value(TypeInstallment)}
+		for _, t := range also {
+			vals = append(vals, expression.Value(t))
+		}
+		only = expression.Name("type").In(expression.Value(TypeHeader), vals...)
+	}
 	for {
 		page, err := db.QueryPage(ctx, kit.Query{Partition: keys.Debtor(tenantID, dk), Sort: kit.Between(lo, hi), Consistent: true, Filter: &only}, cursor)
 		if err != nil {
@@ -71,6 +90,8 @@ func Load(ctx context.Context, db *kit.Tenant, tenantID, dk, contractID string) 
 					return nil, fmt.Errorf("decode instalment: %w", err)
 				}
 				c.Installments = append(c.Installments, in)
+			default:
+				c.Also = append(c.Also, it)
 			}
 		}
 		if cursor = page.Next; cursor == "" {

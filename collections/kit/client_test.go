@@ -1,6 +1,7 @@
 package kit_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -170,5 +172,69 @@ func TestEmbeddedClientInProcessSendsNoToken(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 1 || !seen[0] {
 		t.Fatalf("TransactWriteItems over a socket, token sent: %v, want one with", seen)
+	}
+}
+
+// TestInProcessTransactionsCarryNoGeneratedToken: through InProcess the
+// SDK does not generate a ClientRequestToken (ADR 0087), while a token the
+// caller sets still reaches the store and makes a repeat a replay.
+func TestInProcessTransactionsCarryNoGeneratedToken(t *testing.T) {
+	t.Parallel()
+	st, err := ddblocal.Open(ddblocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var mu sync.Mutex
+	var bodies []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+			mu.Lock()
+			bodies = append(bodies, string(body))
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		st.Handler().ServeHTTP(w, r)
+	})
+	db := kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(h))
+	ctx := context.Background()
+	if _, err := db.CreateTable(ctx, table.CreateInput("tokens")); err != nil {
+		t.Fatal(err)
+	}
+	put := func(token *string) error {
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{ClientRequestToken: token, TransactItems: []types.TransactWriteItem{{
+			Put: &types.Put{TableName: aws.String("tokens"), ConditionExpression: aws.String("attribute_not_exists(PK)"),
+				Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "p"}, "SK": &types.AttributeValueMemberS{Value: "s"}}},
+		}}})
+		return err
+	}
+	if err := put(nil); err != nil {
+		t.Fatal(err)
+	}
+	// A caller's token: the second send is answered from the first.
+	tok := aws.String("caller-token-1")
+	if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String("tokens"), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "p"}, "SK": &types.AttributeValueMemberS{Value: "s"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(tok); err != nil {
+		t.Fatalf("the same token again: %v, want the first answer", err)
+	}
+	if err := put(nil); !errors.As(err, new(*types.TransactionCanceledException)) {
+		t.Fatalf("without a token the write runs again: %v, want its condition to fail", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 4 {
+		t.Fatalf("%d transactions seen, want 4", len(bodies))
+	}
+	for i, b := range bodies {
+		if has := strings.Contains(b, "ClientRequestToken"); has != (i == 1 || i == 2) {
+			t.Errorf("transaction %d: token sent %v: %s", i, has, b)
+		}
 	}
 }
