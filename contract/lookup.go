@@ -94,3 +94,11 @@ func DebtorsOf(ctx context.Context, db *kit.Tenant, tenantID, contractID string,
 	}
 	return dks, false, nil
 }
+
+// LookupDelete is the delete of the contract-id lookup entry naming dk,
+// for the transaction that moves the debtor to a new key (ADR 0075):
+// unconditional, since a contract filed before the lookups has none and a
+// move must leave no entry naming the old key.
+func LookupDelete(tenantID, contractID, dk string) kit.Action {
+	return kit.DeleteAction(LookupKey(tenantID, contractID, dk), nil)
+}

@@ -225,51 +225,94 @@ func (in LookupInput) given() int {
 }
 
 // lookupPhone lists the debtors registered with phone: the hash under
-// the current debtor-key secret, and, while nothing is found, under the
-// older versions (a rotation in progress moves the entries).
+// the current debtor-key secret and, while a rotation is unfinished
+// (docs/adr/0075), under the older versions too, merged: a debtor not
+// moved yet is filed under its old hash, one moved under the new one.
 func (s *Service) lookupPhone(ctx context.Context, t *tenant.Tenant, raw string) ([]Match, bool, error) {
 	phone, err := normalizePhone(raw)
 	if err != nil {
 		return nil, false, err
 	}
-	for v := t.KeyVersion; v >= 1; v-- {
+	var dks []string
+	seen := map[string]bool{}
+	for _, v := range append([]int{t.KeyVersion}, t.PreviousKeyVersions()...) {
 		h, err := phoneHash(t, v, phone)
 		if err != nil {
-			continue
+			return nil, false, err
 		}
 		q := kit.Query{Partition: keys.PhoneLookup(t.ID, h), Sort: kit.BeginsWith(keys.LookupEntryPrefix), Consistent: true, Limit: MaxMatches + 1}
 		page, err := s.db(t).QueryPage(ctx, q, "")
 		if err != nil {
 			return nil, false, fmt.Errorf("phone lookup: %w", err)
 		}
-		if len(page.Items) == 0 {
-			continue
-		}
-		var dks []string
 		for _, it := range page.Items {
 			var rec phoneLookupItem
 			if err := attributevalue.UnmarshalMap(it, &rec); err != nil {
 				return nil, false, fmt.Errorf("decode phone lookup: %w", err)
 			}
-			dks = append(dks, rec.DebtorKey)
+			if !seen[rec.DebtorKey] {
+				seen[rec.DebtorKey] = true
+				dks = append(dks, rec.DebtorKey)
+			}
 		}
-		more := len(dks) > MaxMatches
-		if more {
-			dks = dks[:MaxMatches]
-		}
-		m, err := s.matches(ctx, t, dks, "")
-		return m, more, err
 	}
-	return nil, false, nil
+	more := len(dks) > MaxMatches
+	if more {
+		dks = dks[:MaxMatches]
+	}
+	m, err := s.matches(ctx, t, dks, "")
+	return m, more, err
 }
 
 // matches reads the profiles of dks (one strongly consistent BatchGet)
 // and answers them masked, in the order of dks; a key without a profile
-// is left out.
+// is left out. An entry naming a key a rotation replaced (a tombstone,
+// movedTo) is followed to the moved debtor (one more BatchGet, only
+// then), and a debtor reached twice is listed once; a copy not switched
+// yet (movingFrom) is not the debtor yet and is left out (docs/adr/0075).
 func (s *Service) matches(ctx context.Context, t *tenant.Tenant, dks []string, contractID string) ([]Match, error) {
 	if len(dks) == 0 {
 		return nil, nil
 	}
+	byKey, err := s.profilesOf(ctx, t, dks)
+	if err != nil {
+		return nil, err
+	}
+	var follow []string
+	for _, dk := range dks {
+		if p := byKey[dk]; p != nil && p.MovedTo != "" && byKey[p.MovedTo] == nil {
+			follow = append(follow, p.MovedTo)
+		}
+	}
+	if len(follow) > 0 {
+		moved, err := s.profilesOf(ctx, t, follow)
+		if err != nil {
+			return nil, err
+		}
+		for dk, p := range moved {
+			byKey[dk] = p
+		}
+	}
+	out := []Match{}
+	listed := map[string]bool{}
+	for _, dk := range dks {
+		p := byKey[dk]
+		if p != nil && p.MovedTo != "" {
+			dk, p = p.MovedTo, byKey[p.MovedTo]
+		}
+		if p == nil || p.MovedTo != "" || p.MovingFrom != "" || listed[dk] {
+			continue
+		}
+		listed[dk] = true
+		out = append(out, Match{DebtorKey: dk, DocumentType: p.DocumentType, MaskedDocument: p.MaskedDocument,
+			ContractID: contractID, Erased: p.ErasedAt != ""})
+	}
+	return out, nil
+}
+
+// profilesOf reads the profiles of dks in one strongly consistent
+// BatchGet, by debtor key.
+func (s *Service) profilesOf(ctx context.Context, t *tenant.Tenant, dks []string) (map[string]*profileItem, error) {
 	ks := make([]kit.Key, len(dks))
 	for i, dk := range dks {
 		ks[i] = kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}
@@ -286,14 +329,7 @@ func (s *Service) matches(ctx context.Context, t *tenant.Tenant, dks []string, c
 		}
 		byKey[rec.DebtorKey] = &rec
 	}
-	out := []Match{}
-	for _, dk := range dks {
-		if p := byKey[dk]; p != nil {
-			out = append(out, Match{DebtorKey: dk, DocumentType: p.DocumentType, MaskedDocument: p.MaskedDocument,
-				ContractID: contractID, Erased: p.ErasedAt != ""})
-		}
-	}
-	return out, nil
+	return byKey, nil
 }
 
 // lookupContract lists the debtors holding a contract of id.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"lastro/collections/errs"
@@ -105,6 +106,39 @@ type Rekeyed struct {
 	Item      kit.Item // the copy: re-sealed, keyed and marked movingFrom
 	Version   int      // the old PROFILE's version, which the switch is conditioned on
 	MovedTo   string   // set when the old PROFILE already moved (nothing to copy)
+	// PhoneLookup is the hash the old PROFILE's phone entry is filed
+	// under ("" none); NewPhoneLookup the phone hashed under the new
+	// secret, the copy's phoneLookup (ADR 0084).
+	PhoneLookup, NewPhoneLookup string
+
+	from    string
+	version int // the secret version the copy is keyed with
+}
+
+// Unchanged conditions the switch's write of the old PROFILE on its being
+// as RekeyProfile read it: its version, no movedTo, and the phoneLookup
+// it had (the lookups backfill files an entry without a new version).
+func (r *Rekeyed) Unchanged() expression.ConditionBuilder {
+	return expression.Name("version").Equal(expression.Value(r.Version)).
+		And(expression.AttributeNotExists(expression.Name(AttrMovedTo))).
+		And(samePhoneLookup(r.PhoneLookup))
+}
+
+// PhoneLookupMove is the switch's writes that move the debtor's phone
+// lookup entry (none without one): the old entry deleted, the one under
+// the new hash and key put, conditioned on its not existing. The delete
+// is unconditional: a rotation must leave no entry naming the old key,
+// and one already missing is nothing to move.
+func (r *Rekeyed) PhoneLookupMove(t *tenant.Tenant, createdAt string) ([]kit.Action, error) {
+	if r.PhoneLookup == "" || r.NewPhoneLookup == "" {
+		return nil, nil
+	}
+	put, err := PhoneLookupPut(t, r.version, r.NewPhoneLookup, r.DebtorKey, createdAt)
+	if err != nil {
+		return nil, err
+	}
+	del := kit.DeleteAction(kit.Key{PK: keys.PhoneLookup(t.ID, r.PhoneLookup), SK: keys.LookupEntry(r.from)}, nil)
+	return []kit.Action{del, put}, nil
 }
 
 // RekeyProfile prepares the copy of the PROFILE old under the tenant's
@@ -126,7 +160,8 @@ func (s *Service) RekeyProfile(ctx context.Context, t *tenant.Tenant, old kit.It
 	if !ok {
 		return nil, fmt.Errorf("tenant %s has no debtor-key secret version %d", t.ID, version)
 	}
-	oldDK := rec.DebtorKey
+	oldDK, oldPhone := rec.DebtorKey, rec.PhoneLookup
+	rec.PhoneLookup = ""
 	p, _, err := s.open(ctx, t, old)
 	switch {
 	case errors.Is(err, ErrErased):
@@ -135,6 +170,14 @@ func (s *Service) RekeyProfile(ctx context.Context, t *tenant.Tenant, old kit.It
 		return nil, err
 	default:
 		rec.DebtorKey = s.keyOf(secret, p.Document)
+		if oldPhone != "" && p.Phone != "" {
+			// The entry moves with the debtor, the phone hashed again
+			// under the new secret (ADR 0084); a profile without an
+			// entry yet is left to the lookups backfill.
+			if rec.PhoneLookup, err = phoneHash(t, version, p.Phone); err != nil {
+				return nil, err
+			}
+		}
 		plain, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
@@ -150,11 +193,13 @@ func (s *Service) RekeyProfile(ctx context.Context, t *tenant.Tenant, old kit.It
 		return nil, err
 	}
 	// The item keeps every attribute the old one had that profileItem
-	// does not name (updatedAt, ...).
+	// does not name (updatedAt, ...); phoneLookup is the new hash or
+	// none, never the old one.
 	for k, av := range old {
-		if _, ok := it[k]; !ok && k != AttrMovedFrom {
+		if _, ok := it[k]; !ok && k != AttrMovedFrom && k != profilePhoneAttr {
 			it[k] = av
 		}
 	}
-	return &Rekeyed{DebtorKey: rec.DebtorKey, Item: it, Version: v}, nil
+	return &Rekeyed{DebtorKey: rec.DebtorKey, Item: it, Version: v, PhoneLookup: oldPhone, NewPhoneLookup: rec.PhoneLookup,
+		from: oldDK, version: version}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
+	"lastro/contract"
 	"lastro/debtor"
 	"lastro/tenant"
 )
@@ -56,7 +57,8 @@ type RotateReport struct {
 var ErrRotationConflicts = errors.New("ops: some debtors could not move to their new key")
 
 // lookupFamily is one family of items outside a debtor's partition that
-// names its debtor key in a debtorKey attribute, which the move rewrites
+// names its debtor key in a debtorKey attribute only (the phone and
+// contract-id entries name it in their key: lookupMoves), which the move rewrites
 // (conditioned on the old key, so a rerun is idempotent). A per-debtor
 // family finds its items from the debtor's own items; a tenant-wide one
 // lists the tenant partitions that hold it, read with keyed Queries.
@@ -139,7 +141,8 @@ type rotation struct {
 // the counts, switch in one transaction (the old PROFILE marked movedTo,
 // conditioned on its version, and every item with agenda or portfolio
 // index keys moved, conditioned on its version, so their index entries
-// move in the same step), rewrite the lookups naming the debtor, delete
+// move in the same step, and its phone and contract-id lookup entries,
+// whose keys name the debtor key), rewrite the lookups naming the debtor, delete
 // the old partition. Interrupted, it resumes from its checkpoint
 // (SYS / JOB#rotate#<t>); a debtor interrupted halfway is copied again.
 // When every debtor moved it deletes the old PROFILEs left behind and
@@ -423,9 +426,17 @@ func (r *rotation) copyAndSwitch(ctx context.Context, oldDK string, rk *debtor.R
 		}
 		plain = append(plain, c)
 	}
-	if 2+2*len(moving) > 100 {
+	now := keys.Timestamp(r.d.Clock.Now())
+	lookups, contracts, err := r.lookupMoves(items, rk, now)
+	if err != nil {
+		return raced, err
+	}
+	// The switch: two PROFILE writes, two per indexed item, the lookup
+	// moves (two per contract and the phone's two): at most 24 contracts
+	// fit DynamoDB's 100 items (docs/adr/0075).
+	if 2+2*len(moving)+len(lookups) > maxTransactItems {
 		r.j.count("conflicts", 1)
-		r.d.progress("rotate %s: a debtor has %d contracts, more than one switch moves; left under its old key", r.t.ID, len(moving))
+		r.d.progress("rotate %s: a debtor has %d contracts, more than one switch moves; left under its old key", r.t.ID, contracts)
 		return skipped, nil
 	}
 	for start := 0; start < len(plain); start += 25 {
@@ -454,12 +465,11 @@ func (r *rotation) copyAndSwitch(ctx context.Context, oldDK string, rk *debtor.R
 	}
 	// Switch: the old PROFILE becomes a tombstone naming the new key
 	// (no sealed data, off GSI3), the copy stops naming the old key as
-	// the debtor's, and the indexed items move.
-	now := keys.Timestamp(r.d.Clock.Now())
+	// the debtor's, and the indexed items and the lookup entries move.
 	tomb := expression.Set(expression.Name(debtor.AttrMovedTo), expression.Value(rk.DebtorKey)).
 		Set(expression.Name("version"), expression.Value(rk.Version+1)).Set(expression.Name("updatedAt"), expression.Value(now)).
 		Remove(expression.Name("pii")).Remove(expression.Name(string(keys.GSI3PK)))
-	tombCond := expression.Name("version").Equal(expression.Value(rk.Version)).And(expression.AttributeNotExists(expression.Name(debtor.AttrMovedTo)))
+	tombCond := rk.Unchanged()
 	flip := expression.Set(expression.Name(debtor.AttrMovedFrom), expression.Value(oldDK)).Remove(expression.Name(debtor.AttrMovingFrom))
 	flipCond := expression.Name(debtor.AttrMovingFrom).Equal(expression.Value(oldDK))
 	actions := []kit.Action{
@@ -470,6 +480,7 @@ func (r *rotation) copyAndSwitch(ctx context.Context, oldDK string, rk *debtor.R
 		cond := unchanged(m[0])
 		actions = append(actions, kit.DeleteAction(kit.Key{PK: oldPK, SK: str(m[0], "SK")}, &cond), kit.PutAction(m[1], nil))
 	}
+	actions = append(actions, lookups...)
 	if err := r.pacer.Wait(ctx, float64(2*len(actions))); err != nil {
 		return raced, err
 	}
@@ -484,6 +495,37 @@ func (r *rotation) copyAndSwitch(ctx context.Context, oldDK string, rk *debtor.R
 	}
 	r.j.count("items", int64(len(items)))
 	return switched, nil
+}
+
+// maxTransactItems is DynamoDB's limit of items in one transaction.
+const maxTransactItems = 100
+
+// lookupMoves are the switch's writes of the lookups whose key names the
+// debtor key (ADR 0084), which a debtorKey rewrite cannot move: for each
+// contract header among the old partition's items its contract-id entry
+// under the old key deleted and one under the new key put, and the phone
+// entry moved to the phone's hash under the new secret (rk's, the copy's
+// phoneLookup). They move in the switch's transaction, so a search finds
+// the debtor under exactly one key at every instant.
+func (r *rotation) lookupMoves(items []kit.Item, rk *debtor.Rekeyed, now string) ([]kit.Action, int, error) {
+	out, err := rk.PhoneLookupMove(r.t, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	contracts := 0
+	for _, it := range items {
+		id := str(it, "contractId")
+		if str(it, "type") != contract.TypeHeader || !keys.ValidIdentifier(id) || str(it, "SK") != keys.Contract(id) {
+			continue
+		}
+		put, err := contract.LookupPut(r.t.ID, id, rk.DebtorKey, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, contract.LookupDelete(r.t.ID, id, str(it, "debtorKey")), put)
+		contracts++
+	}
+	return out, contracts, nil
 }
 
 // unchanged conditions a write on an item being as it was read: its

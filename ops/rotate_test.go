@@ -16,6 +16,7 @@ import (
 
 	"lastro/collections/kit"
 	"lastro/collections/table"
+	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
 	"lastro/ops"
@@ -39,7 +40,7 @@ func lookup(t *testing.T, env *enginetest.Env, token, doc string) string {
 
 // dump is a debtor's collection as canonical JSON, keyed by SK, without
 // what a rotation changes: the partition key, the debtor key wherever it
-// appears, the PROFILE's seal and key version. Index keys (GSI1, GSI2)
+// appears, the PROFILE's seal, key version and phone hash. Index keys (GSI1, GSI2)
 // stay: they must be equal.
 func dump(t *testing.T, env *enginetest.Env, id, dk string) map[string]string {
 	t.Helper()
@@ -52,7 +53,7 @@ func dump(t *testing.T, env *enginetest.Env, id, dk string) map[string]string {
 		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range []string{"PK", "pii", "keyVersion", "movedFrom"} {
+		for _, a := range []string{"PK", "pii", "keyVersion", "movedFrom", "phoneLookup"} {
 			delete(m, a)
 		}
 		raw, err := json.Marshal(m)
@@ -121,6 +122,65 @@ func partitionsOf(t *testing.T, env *enginetest.Env, id string) map[string]int {
 	return out
 }
 
+// searchedBy asks the lookup API for body's debtors and checks the
+// matches are want's debtor keys (the keys their documents have now),
+// each exactly once: a rotation neither hides a debtor found by phone or
+// contract id nor shows it twice, under its old key and its new one.
+func searchedBy(t *testing.T, env *enginetest.Env, token, body string, want []string) {
+	t.Helper()
+	status, out := env.Do(t, "POST", "/v1/debtors/lookup", token, body)
+	if status != 200 {
+		t.Fatalf("search %s: %d %v", body, status, out)
+	}
+	var got []string
+	for _, m := range out["matches"].([]any) {
+		got = append(got, m.(map[string]any)["debtorKey"].(string))
+	}
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Fatalf("search %s found %v, want %v", body, got, want)
+	}
+	if len(want) == 1 && out["debtorKey"] != want[0] {
+		t.Fatalf("search %s: one match, debtorKey %v", body, out["debtorKey"])
+	}
+}
+
+// searchesFindEach checks every document's debtor, under its current
+// key, is found once by its phone and by its contract id (portfolio's
+// debtors share both), and the debtor registered with a phone and a
+// contract of its own alone by them.
+func searchesFindEach(t *testing.T, env *enginetest.Env, token string, docs []string, own string) {
+	t.Helper()
+	var cur []string
+	for _, doc := range docs {
+		cur = append(cur, lookup(t, env, token, doc))
+	}
+	searchedBy(t, env, token, `{"phone":"+55 11 90000-0001"}`, cur)
+	searchedBy(t, env, token, `{"contractId":"C-1"}`, cur)
+	one := []string{lookup(t, env, token, own)}
+	searchedBy(t, env, token, `{"phone":"(21) 98888-7777"}`, one)
+	searchedBy(t, env, token, `{"contractId":"C-OWN"}`, one)
+}
+
+// lookupEntriesOf lists tenant id's phone and contract-id lookup entries
+// as "<family> <debtor key named in the SK> <debtorKey attribute>".
+func lookupEntriesOf(t *testing.T, env *enginetest.Env, id string) []string {
+	t.Helper()
+	var out []string
+	for _, it := range env.ScanAll(t) {
+		pk := it["PK"].(*types.AttributeValueMemberS).Value
+		for _, fam := range []string{"PHONE", "CTID"} {
+			if strings.HasPrefix(pk, "T#"+id+"#"+fam+"#") {
+				sk := it["SK"].(*types.AttributeValueMemberS).Value
+				out = append(out, fam+" "+strings.TrimPrefix(sk, "DEBTOR#")+" "+it["debtorKey"].(*types.AttributeValueMemberS).Value)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestRotateDebtorKeysMovesEveryDebtor rotates t-a's debtor-key secret
 // beside t-b, interrupted halfway and resumed: every debtor is found by
 // document before, during and after, each collection (360 view, items
@@ -155,6 +215,31 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 		before[doc] = dump(t, env, ta.ID, dk)
 		views[doc] = view(t, env, op, dk)
 	}
+	// A debtor of its own phone and contract id, found alone by them.
+	ownDoc := env.CPF()
+	status, own := env.Do(t, "POST", "/v1/debtors", op, `{"document":"`+ownDoc+`","name":"Pessoa Própria","phone":"(21) 98888-7777"}`)
+	if status != 201 {
+		t.Fatalf("own debtor: %d %v", status, own)
+	}
+	ownDK := own["debtorKey"].(string)
+	if status, out := env.Do(t, "POST", "/v1/debtors/"+ownDK+"/contracts", op, `{"contractId":"C-OWN","productCode":"CREDIARIO_12X","installments":[
+		{"seq":1,"dueDate":"2026-07-10","principalCents":90000,"interestCents":10000}]}`); status != 201 {
+		t.Fatalf("own contract: %d %v", status, out)
+	}
+	docs[ownDK] = ownDoc
+	var shared []string
+	for dk, doc := range docs {
+		if dk != ownDK {
+			shared = append(shared, doc)
+		}
+	}
+	byDoc[ownDoc] = ownDK
+	before[ownDoc] = dump(t, env, ta.ID, ownDK)
+	views[ownDoc] = view(t, env, op, ownDK)
+	searchesFindEach(t, env, op, shared, ownDoc)
+	if got := lookupEntriesOf(t, env, ta.ID); len(got) != 2*len(docs) {
+		t.Fatalf("lookup entries before: %v", got)
+	}
 	counts := countAll(t, env)
 	entries := indexEntries(t, env, ta, func(dk string) string { return docs[dk] })
 	if len(entries) < 2*len(docs) {
@@ -180,6 +265,7 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	if err != nil || !rotating.RotatingDebtorKeys() {
 		t.Fatalf("tenant mid-rotation: %v", err)
 	}
+	searchesFindEach(t, env, op, shared, ownDoc)
 	movedMid := 0
 	for doc, dk := range byDoc {
 		got := lookup(t, env, op, doc)
@@ -261,6 +347,20 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	}); !slices.Equal(got, entries) {
 		t.Fatalf("index entries after:\n%v\nbefore:\n%v", got, entries)
 	}
+	searchesFindEach(t, env, op, shared, ownDoc)
+	// Every phone and contract-id entry names a current key, filed under
+	// the phone's hash under the new secret: the old versions are retired,
+	// so the searches above read only those.
+	lookups := lookupEntriesOf(t, env, ta.ID)
+	if len(lookups) != 2*len(docs) {
+		t.Fatalf("lookup entries after: %v", lookups)
+	}
+	for _, e := range lookups {
+		f := strings.Fields(e)
+		if _, stale := docs[f[1]]; stale || f[1] != f[2] {
+			t.Fatalf("a lookup entry names an old key: %s", e)
+		}
+	}
 	if got := lookup(t, env, op, newDoc); got != reg["debtorKey"] {
 		t.Fatalf("the debtor registered mid-rotation moved: %s, was %v", got, reg["debtorKey"])
 	}
@@ -323,7 +423,7 @@ func TestRotateDebtorKeysMovesEveryDebtor(t *testing.T) {
 	t.Logf("rotation: per debtor of %d items %.1f RRU %.1f WRU; per tenant %.1f RRU %.1f WRU", items, perR, perW, r2-2*perR, w2-2*perW)
 	// Pinned exactly, like every operation's cost (docs/adr/0073); the
 	// numbers are ADR 0075's.
-	if items != 13 || perR != 14 || perW != 42 || r2-2*perR != 36.5 || w2-2*perW != 12 {
+	if items != 13 || perR != 14 || perW != 50 || r2-2*perR != 36.5 || w2-2*perW != 12 {
 		t.Errorf("rotation cost changed: per debtor of %d items %v RRU %v WRU, per tenant %v RRU %v WRU: update ADR 0075",
 			items, perR, perW, r2-2*perR, w2-2*perW)
 	}
@@ -370,7 +470,8 @@ func (c *stale) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o 
 // TestRotateSettlementBeforeLookupRewrite pays a charge between the
 // switch and the rewrite of its lookup: the settlement finds no contract
 // under the old key, follows the old profile's movedTo and is applied
-// to the moved debtor, exactly once.
+// to the moved debtor, exactly once. A contract-id entry filed under the
+// old key meanwhile leads the search to the moved debtor, once.
 func TestRotateSettlementBeforeLookupRewrite(t *testing.T) {
 	t.Parallel()
 	env := enginetest.New(t)
@@ -387,12 +488,23 @@ func TestRotateSettlementBeforeLookupRewrite(t *testing.T) {
 	body := enginetest.WebhookBody("stl-race", ch["chargeId"].(string), int64(ch["amountCents"].(float64)), "2026-09-24T10:00:00-03:00")
 	api := kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient)
 	var applied string
+	var moved []string
 	race := &stale{API: api, race: func() {
 		_, out, err := env.Deliver(ta.ID, ka["webhook"], body, env.Clock.Now(), nil)
 		if err != nil {
 			t.Error(err)
 		}
 		applied = out
+		// The lookups backfill, having read the header before the switch,
+		// files its contract-id entry under the old key after it: the
+		// search follows the tombstone and lists the debtor once.
+		if err := contract.FileLookup(bg, env.Kit.Tenant(ta.ID, ta.CursorKey()), ta.ID, "C-1", old, "2026-09-24T12:00:00.000Z"); err != nil {
+			t.Error(err)
+		}
+		_, out2 := env.Do(t, "POST", "/v1/debtors/lookup", op, `{"contractId":"C-1"}`)
+		for _, m := range out2["matches"].([]any) {
+			moved = append(moved, m.(map[string]any)["debtorKey"].(string))
+		}
 	}}
 	rep, err := ops.RotateDebtorKeys(bg, deps(env, kit.New(race, enginetest.Table), nil), ta.ID, ops.RotateOptions{})
 	if err != nil || !rep.Done {
@@ -402,6 +514,13 @@ func TestRotateSettlementBeforeLookupRewrite(t *testing.T) {
 		t.Fatalf("the racing settlement: %s", applied)
 	}
 	dk := lookup(t, env, op, doc)
+	if len(moved) != 1 || moved[0] != dk {
+		t.Fatalf("a contract-id search through a stale entry mid-move found %v, want [%s]", moved, dk)
+	}
+	// The stale entry outlives the tombstone: it leads nowhere and is
+	// left out.
+	searchedBy(t, env, op, `{"contractId":"C-1"}`, []string{dk})
+	searchedBy(t, env, op, `{"phone":"+55 11 90000-0001"}`, []string{dk})
 	_, v := env.Do(t, "GET", "/v1/debtors/"+dk, op, "")
 	c := v["contracts"].([]any)[0].(map[string]any)
 	if c["outstandingCents"].(float64) != 100000 {
