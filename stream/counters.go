@@ -161,9 +161,6 @@ func (c counters) day(r Record, z zones) {
 				return
 			}
 			c.add(k, DayContactsPrefix+ch, 1)
-			if n, ok := r.New["attemptNumber"].(*types.AttributeValueMemberN); ok && n.Value == "1" {
-				c.add(k, DayFirstContacts, 1)
-			}
 		case contactlimit.OutcomeJoined:
 			c.add(k, DayJoinedContacts, 1)
 		case contactlimit.OutcomeBlocked, contactlimit.OutcomeSkippedNoAddress:

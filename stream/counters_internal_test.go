@@ -69,7 +69,7 @@ func TestDayCountersCountWhatHappenedOnTheTenantsDay(t *testing.T) {
 		{"a promise broken", prom("OPEN"), prom("BROKEN"), delta{DayPromisesBroken: 1}},
 		{"a promise cancelled by a write-off", prom("OPEN"), prom("CANCELLED"), nil},
 		{"a promise rewritten while open", prom("OPEN"), prom("OPEN"), nil},
-		{"the first contact of the debtor's day", nil, contact("PENDING", "SMS", "", "1"), delta{DayContactsPrefix + "SMS": 1, DayFirstContacts: 1}},
+		{"the first contact of the debtor's day", nil, contact("PENDING", "SMS", "", "1"), delta{DayContactsPrefix + "SMS": 1}},
 		{"a second contact", nil, contact("PENDING", "CALL", "", "2"), delta{DayContactsPrefix + "CALL": 1}},
 		{"a joined contact spends none", nil, contact("JOINED", "CALL", "", ""), delta{DayJoinedContacts: 1}},
 		{"refused by the cap", nil, contact("BLOCKED", "SMS", "LIMIT", ""), delta{DayRefusedPrefix + "LIMIT": 1}},
