@@ -25,13 +25,14 @@ import (
 const MaxInstallments = 999
 
 // Transaction sizing (ADR 0007). A single transaction carries the PROFILE
-// check, the header, the instalments and the event: up to 97 instalments.
-// Larger contracts go in chunks of up to 98 instalments, each with the
-// PROFILE check and a check that the header does not exist yet, and the
-// header last with the event and the remaining instalments.
+// check, the header, the contract-id lookup entry (ADR 0084), the
+// instalments and the event: up to 96 instalments. Larger contracts go in
+// chunks of up to 98 instalments, each with the PROFILE check and a check
+// that the header does not exist yet, and the header last with its lookup
+// entry, the event and the remaining instalments.
 const (
 	maxActions      = 100
-	singleTxInsts   = maxActions - 3
+	singleTxInsts   = maxActions - 4
 	chunkInsts      = maxActions - 2
 	maxCentsPerPart = 10_000_000_000_000 // 10^13 cents per component: sums of 999 never overflow
 )
@@ -214,9 +215,9 @@ var (
 		"an unfinished creation of this contract with different content holds its instalments; retry that request")
 )
 
-// Create signs a contract for a debtor: the header, every instalment
-// and a ContractCreated event, all or nothing (ADR 0007 for contracts over
-// 97 instalments). The charges and dunning policy versions are the
+// Create signs a contract for a debtor: the header, its contract-id
+// lookup entry (ADR 0084), every instalment and a ContractCreated event,
+// all or nothing (ADR 0007 for contracts over 96 instalments). The charges and dunning policy versions are the
 // tenant's current ones, frozen on the header. Instalments already past
 // due make the contract start delinquent, with the régua step it is owed.
 func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in Input, actor Actor) (*Created, error) {
@@ -287,7 +288,11 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 			return nil, err
 		}
 	}
-	txs, err := s.write(ctx, t, pk, v.id, uf, header, ev, insts, creation)
+	lookup, err := LookupPut(t.ID, v.id, dk, ts)
+	if err != nil {
+		return nil, err
+	}
+	txs, err := s.write(ctx, t, pk, v.id, uf, header, lookup, ev, insts, creation)
 	if errors.Is(err, errDebtorNotFound) && s.debtorUF != nil {
 		// The PROFILE check also holds the state read above: a state that
 		// changed meanwhile is a conflict to retry, not a missing debtor.
@@ -305,8 +310,9 @@ func (s *Service) Create(ctx context.Context, t *tenant.Tenant, dk string, in In
 }
 
 // write writes the items in one transaction, or in chunks with the
-// header last (ADR 0007). It returns how many transactions it used.
-func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID, uf string, header, ev kit.Item, insts []kit.Item, creation string) (int, error) {
+// header last (ADR 0007), the header's lookup entry beside it. It returns
+// how many transactions it used.
+func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID, uf string, header kit.Item, lookup kit.Action, ev kit.Item, insts []kit.Item, creation string) (int, error) {
 	profileKey := kit.Key{PK: pk, SK: keys.ProfileSK}
 	headerKey := kit.Key{PK: pk, SK: keys.Contract(contractID)}
 	profileExists := expression.AttributeExists(expression.Name("PK"))
@@ -328,7 +334,9 @@ func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID, u
 		instCond = notExists.Or(expression.Name("creationHash").Equal(expression.Value(creation)))
 	}
 	// fail maps a canceled transaction onto the caller's error: actions 0
-	// and 1 are the PROFILE and header checks, the rest instalments.
+	// and 1 are the PROFILE and header checks, the rest instalments (and,
+	// in the header's transaction, the lookup entry, which exists exactly
+	// when the header does).
 	fail := func(err error) error {
 		var tc *kit.TxCanceled
 		if !errors.As(err, &tc) {
@@ -358,12 +366,18 @@ func (s *Service) write(ctx context.Context, t *tenant.Tenant, pk, contractID, u
 		txs++
 		rest = rest[n:]
 	}
-	actions := []kit.Action{kit.CheckAction(profileKey, profileExists), kit.PutAction(header, &notExists)}
+	actions := []kit.Action{kit.CheckAction(profileKey, profileExists), kit.PutAction(header, &notExists), lookup}
 	for _, it := range rest {
 		actions = append(actions, kit.PutAction(it, &instCond))
 	}
 	actions = append(actions, kit.PutAction(ev, &notExists))
 	if err := s.db(t).Transact(ctx, actions...); err != nil {
+		var tc *kit.TxCanceled
+		if errors.As(err, &tc) && !tc.Failed(0) && tc.Failed(2) {
+			// The lookup entry names this debtor and contract id: the
+			// contract exists under it.
+			return txs, errContractExists
+		}
 		return txs, fail(err)
 	}
 	return txs + 1, nil

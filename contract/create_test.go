@@ -153,12 +153,15 @@ func TestLargeContractInChunksHeaderLast(t *testing.T) {
 		t.Fatalf("AP02 over 999: %v %d", err, len(page.Items))
 	}
 	// Simulate a creation that died before its last transaction: drop the
-	// header and the event. A retry of the same request resumes; another
-	// body for the same id is refused while the orphans are there.
+	// header and its lookup entry, written together. A retry of the same
+	// request resumes; another body for the same id is refused while the
+	// orphans are there.
 	tn := f.Kit.Tenant(f.t.ID, f.t.CursorKey())
 	pk := keys.Debtor(f.t.ID, dk)
-	if err := tn.Delete(t.Context(), kit.Key{PK: pk, SK: keys.Contract("C-BIG")}, nil); err != nil {
-		t.Fatal(err)
+	for _, k := range []kit.Key{{PK: pk, SK: keys.Contract("C-BIG")}, contract.LookupKey(f.t.ID, "C-BIG", dk)} {
+		if err := tn.Delete(t.Context(), k, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	other := in
 	other.Installments = enginetest.Monthly("2026-10-05", 150, 200, 1)

@@ -17,7 +17,7 @@ func (s *Service) Routes(srv *web.Server) {
 		idem = append(idem, s.idem.Middleware())
 	}
 	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/:debtorKey/contracts",
-		Summary: "Sign a contract: header, instalments and event in one transaction (chunked over 97 instalments, header last); past-due instalments start it delinquent",
+		Summary: "Sign a contract: header, contract-id lookup entry, instalments and event in one transaction (chunked over 96 instalments, header last); past-due instalments start it delinquent",
 		Roles:   op, Request: contractDoc{}, Response: Created{}, Status: http.StatusCreated, Idempotent: s.idem != nil}, s.create, idem...)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey/contracts/:contractId/installments",
 		Summary: "AP02: a contract's instalments, oldest first (?status=open|overdue|paid|renegotiated|cancelled|all, derived from today)", Roles: op,

@@ -177,3 +177,24 @@ func PolicyVersion(name string) (int, error) {
 	}
 	return v, nil
 }
+
+// MovedAttr is the PROFILE attribute a debtor-key rotation sets on the
+// old PROFILE it leaves behind: the debtor's new key (debtor.AttrMovedTo,
+// docs/adr/0075).
+const MovedAttr = "movedTo"
+
+// MovedTo reads, strongly consistent, whether the debtor dk moved to a new
+// key in a debtor-key rotation and returns that key ("" when it did not).
+// A writer that found no contract under a key it read from a lookup item
+// asks it before it gives up: the lookup may have been read just before
+// the rotation rewrote it.
+func MovedTo(ctx context.Context, db *kit.Tenant, tenantID, dk string) (string, error) {
+	it, err := db.Get(ctx, kit.Key{PK: keys.Debtor(tenantID, dk), SK: keys.ProfileSK}, true)
+	if err != nil {
+		return "", fmt.Errorf("read profile: %w", err)
+	}
+	if v, ok := it[MovedAttr].(*types.AttributeValueMemberS); ok {
+		return v.Value, nil
+	}
+	return "", nil
+}

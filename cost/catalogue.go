@@ -242,6 +242,25 @@ func (r *run) main() error {
 	}); err != nil {
 		return err
 	}
+	// The desk's searches of the typical debtor (ADR 0084): the lookup
+	// partition's Query and the matched profile, both strongly consistent.
+	for _, l := range []struct{ name, body string }{
+		{"debtor.lookup phone", `{"phone":"(11) 90000-0000"}`},
+		{"debtor.lookup contract", `{"contractId":"C-TYP"}`},
+	} {
+		if _, err := r.measure(l.name, "POST /v1/debtors/lookup "+l.body, func() (string, error) {
+			var f struct {
+				DebtorKey string `json:"debtorKey"`
+			}
+			err := r.t.Client.Expect(r.ctx, http.StatusOK, http.MethodPost, "/v1/debtors/lookup", op, json.RawMessage(l.body), &f)
+			if err == nil && f.DebtorKey != dk {
+				err = fmt.Errorf("lookup found %q, want the typical debtor", f.DebtorKey)
+			}
+			return "1 match", err
+		}); err != nil {
+			return err
+		}
+	}
 	var ch issued
 	if _, err := r.measure("charge.issue", "POST /v1/charges (Pix, instalment 1)", func() (string, error) {
 		ch, err = r.charge(op, dk, "C-TYP", 1)

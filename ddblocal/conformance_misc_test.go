@@ -396,10 +396,11 @@ func TestBackupOperations(t *testing.T) {
 		"1 validation error detected: Value 'NEW' at 'backupType' failed to satisfy constraint: Member must satisfy enum value set: [USER, SYSTEM, AWS_BACKUP, ALL]")
 	s.rawErr("ListBackups", js{"TimeRangeLowerBound": 20, "TimeRangeUpperBound": 10}, "ValidationException",
 		"One or more parameter values were invalid: Time range lower bound must be less than or equal to upper bound")
-	// Point-in-time restores are not supported, and say so at once
-	// (on-demand backups are: conformance_backup_test.go).
-	_, err = s.c.RestoreTableToPointInTime(bg, &dynamodb.RestoreTableToPointInTimeInput{SourceTableName: &tbl, TargetTableName: aws.String("pitr_target")})
-	apiErr(t, err, "UnknownOperationException", "")
+	// A point-in-time restore needs point-in-time recovery on the source
+	// (restores themselves: conformance_backup_test.go, conformance_pitr_test.go).
+	_, err = s.c.RestoreTableToPointInTime(bg, &dynamodb.RestoreTableToPointInTimeInput{SourceTableName: &tbl,
+		TargetTableName: aws.String("pitr_target"), UseLatestRestorableTime: aws.Bool(true)})
+	apiErr(t, err, "PointInTimeRecoveryUnavailableException", "")
 }
 
 // TestGetItemEmptyProjection checks GetItem answers an empty Item, not

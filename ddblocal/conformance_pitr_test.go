@@ -6,6 +6,7 @@ package ddblocal_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,4 +194,220 @@ func withTarget(e *exportEnv, in *dynamodb.ExportTableToPointInTimeInput) *dynam
 	in.TableArn = aws.String(e.arn)
 	in.S3Bucket = aws.String("analytics")
 	return in
+}
+
+// newLedger creates table "ledger" (PK, SK; a GSI "byOwner" on owner and
+// SK; stream NEW_AND_OLD_IMAGES; point-in-time recovery on) in e's store.
+func (e *exportEnv) newLedger() {
+	e.t.Helper()
+	s := func(n string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: "S"}
+	}
+	key := func(h, r string) []types.KeySchemaElement {
+		return []types.KeySchemaElement{{AttributeName: aws.String(h), KeyType: "HASH"}, {AttributeName: aws.String(r), KeyType: "RANGE"}}
+	}
+	if _, err := e.c.CreateTable(bg, &dynamodb.CreateTableInput{
+		TableName: aws.String("ledger"), BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{s("PK"), s("SK"), s("owner")},
+		KeySchema:            key("PK", "SK"),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String("byOwner"), KeySchema: key("owner", "SK"),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}},
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.c.UpdateContinuousBackups(bg, &dynamodb.UpdateContinuousBackupsInput{TableName: aws.String("ledger"),
+		PointInTimeRecoverySpecification: &types.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: aws.Bool(true)}}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *exportEnv) ledgerPut(pk, owner, v string) {
+	e.t.Helper()
+	if _, err := e.c.PutItem(bg, &dynamodb.PutItemInput{TableName: aws.String("ledger"),
+		Item: avmap{"PK": vS(pk), "SK": vS("A"), "owner": vS(owner), "v": vS(v)}}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// ledgerState renders a table's items as sorted "PK=v" and its GSI's
+// entries for owner as sorted "PK=v".
+func (e *exportEnv) ledgerState(tbl, owner string) (items, byOwner []string) {
+	e.t.Helper()
+	out, err := e.c.Scan(bg, &dynamodb.ScanInput{TableName: aws.String(tbl), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		items = append(items, it["PK"].(*types.AttributeValueMemberS).Value+"="+it["v"].(*types.AttributeValueMemberS).Value)
+	}
+	q, err := e.c.Query(bg, &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("byOwner"),
+		KeyConditionExpression: aws.String("#o = :o"), ExpressionAttributeNames: map[string]string{"#o": "owner"},
+		ExpressionAttributeValues: avmap{":o": vS(owner)}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range q.Items {
+		byOwner = append(byOwner, it["PK"].(*types.AttributeValueMemberS).Value+"="+it["v"].(*types.AttributeValueMemberS).Value)
+	}
+	slices.Sort(items)
+	slices.Sort(byOwner)
+	return items, byOwner
+}
+
+// TestRestoreTableToPointInTime: items written, an instant noted, then
+// overwritten, deleted and added; a restore to the instant holds exactly
+// the old items, in the table and in its GSI, with a RestoreSummary; a
+// restore to the latest restorable time holds the current ones; and
+// DescribeContinuousBackups' window is the one the restore accepts.
+func TestRestoreTableToPointInTime(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	e.newLedger()
+	e.clock.Add(time.Minute)
+	e.ledgerPut("a", "ana", "1")
+	e.ledgerPut("b", "ana", "1")
+	e.ledgerPut("c", "bia", "1")
+	e.clock.Add(time.Minute)
+	noted := e.clock.Now()
+	e.clock.Add(time.Minute)
+	e.ledgerPut("a", "bia", "2") // overwritten, moved to another GSI key
+	if _, err := e.c.DeleteItem(bg, &dynamodb.DeleteItemInput{TableName: aws.String("ledger"), Key: avmap{"PK": vS("b"), "SK": vS("A")}}); err != nil {
+		t.Fatal(err)
+	}
+	e.ledgerPut("d", "ana", "2")
+	e.clock.Add(10 * time.Minute)
+	now := e.clock.Now()
+
+	cb, err := e.c.DescribeContinuousBackups(bg, &dynamodb.DescribeContinuousBackupsInput{TableName: aws.String("ledger")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cb.ContinuousBackupsDescription.PointInTimeRecoveryDescription
+	if !aws.ToTime(p.EarliestRestorableDateTime).Equal(exportT0) || !aws.ToTime(p.LatestRestorableDateTime).Equal(now.Add(-5*time.Minute)) {
+		t.Fatalf("restorable window %v..%v, want %v..%v", p.EarliestRestorableDateTime, p.LatestRestorableDateTime, exportT0, now.Add(-5*time.Minute))
+	}
+
+	out, err := e.c.RestoreTableToPointInTime(bg, &dynamodb.RestoreTableToPointInTimeInput{SourceTableName: aws.String("ledger"),
+		TargetTableName: aws.String("ledger_then"), RestoreDateTime: aws.Time(noted)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := out.TableDescription
+	rs := td.RestoreSummary
+	if td.TableStatus != types.TableStatusCreating || rs == nil || !aws.ToBool(rs.RestoreInProgress) ||
+		aws.ToString(rs.SourceTableArn) != strings.Replace(e.arn, "orders", "ledger", 1) || !aws.ToTime(rs.RestoreDateTime).Equal(noted) || rs.SourceBackupArn != nil {
+		t.Fatalf("restore answered %s %+v", td.TableStatus, rs)
+	}
+	d, err := e.c.DescribeTable(bg, &dynamodb.DescribeTableInput{TableName: aws.String("ledger_then")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Table.TableStatus != types.TableStatusActive || aws.ToBool(d.Table.RestoreSummary.RestoreInProgress) ||
+		len(d.Table.GlobalSecondaryIndexes) != 1 || d.Table.StreamSpecification != nil || aws.ToInt64(d.Table.ItemCount) != 3 {
+		t.Fatalf("restored table %+v", d.Table)
+	}
+	items, ana := e.ledgerState("ledger_then", "ana")
+	if want := []string{"a=1", "b=1", "c=1"}; !slices.Equal(items, want) {
+		t.Errorf("restored at the noted time: items %v, want %v", items, want)
+	}
+	if want := []string{"a=1", "b=1"}; !slices.Equal(ana, want) {
+		t.Errorf("restored at the noted time: GSI entries of ana %v, want %v", ana, want)
+	}
+
+	if _, err := e.c.RestoreTableToPointInTime(bg, &dynamodb.RestoreTableToPointInTimeInput{SourceTableArn: aws.String(strings.Replace(e.arn, "orders", "ledger", 1)),
+		TargetTableName: aws.String("ledger_now"), UseLatestRestorableTime: aws.Bool(true),
+		GlobalSecondaryIndexOverride: []types.GlobalSecondaryIndex{}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err = e.c.DescribeTable(bg, &dynamodb.DescribeTableInput{TableName: aws.String("ledger_now")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Table.GlobalSecondaryIndexes) != 0 || !aws.ToTime(d.Table.RestoreSummary.RestoreDateTime).Equal(now.Add(-5*time.Minute)) {
+		t.Fatalf("latest restore: %+v", d.Table)
+	}
+	sc, err := e.c.Scan(bg, &dynamodb.ScanInput{TableName: aws.String("ledger_now")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var latest []string
+	for _, it := range sc.Items {
+		latest = append(latest, it["PK"].(*types.AttributeValueMemberS).Value+"="+it["v"].(*types.AttributeValueMemberS).Value)
+	}
+	slices.Sort(latest)
+	if want := []string{"a=2", "c=1", "d=2"}; !slices.Equal(latest, want) {
+		t.Errorf("restored at the latest time: %v, want %v", latest, want)
+	}
+	// The source is untouched.
+	if items, _ := e.ledgerState("ledger", "ana"); !slices.Equal(items, []string{"a=2", "c=1", "d=2"}) {
+		t.Errorf("source after the restores: %v", items)
+	}
+}
+
+// TestRestoreTableToPointInTimeErrors: each refusal DynamoDB documents,
+// and none of them creates a table.
+func TestRestoreTableToPointInTimeErrors(t *testing.T) {
+	t.Parallel()
+	e := newExportEnv(t)
+	e.newLedger()
+	e.ledgerPut("a", "ana", "1")
+	e.clock.Add(time.Hour)
+	now := e.clock.Now()
+	in := func(mod func(*dynamodb.RestoreTableToPointInTimeInput)) *dynamodb.RestoreTableToPointInTimeInput {
+		r := &dynamodb.RestoreTableToPointInTimeInput{SourceTableName: aws.String("ledger"), TargetTableName: aws.String("target"),
+			RestoreDateTime: aws.Time(now.Add(-30 * time.Minute))}
+		mod(r)
+		return r
+	}
+	for _, tt := range []struct {
+		name     string
+		mod      func(*dynamodb.RestoreTableToPointInTimeInput)
+		code, in string
+	}{
+		{"after the latest restorable time", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.RestoreDateTime = aws.Time(now.Add(-time.Minute)) },
+			"InvalidRestoreTimeException", "LatestRestorableDateTime"},
+		{"before the earliest", func(r *dynamodb.RestoreTableToPointInTimeInput) {
+			r.RestoreDateTime = aws.Time(exportT0.Add(-time.Minute))
+		},
+			"InvalidRestoreTimeException", "EarliestRestorableDateTime"},
+		{"in the future", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.RestoreDateTime = aws.Time(now.Add(time.Hour)) },
+			"InvalidRestoreTimeException", ""},
+		{"target exists", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.TargetTableName = aws.String("orders") },
+			"TableAlreadyExistsException", "orders"},
+		{"no source", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.SourceTableName = aws.String("nothing") },
+			"TableNotFoundException", "nothing"},
+		{"no PITR", func(r *dynamodb.RestoreTableToPointInTimeInput) {}, "PointInTimeRecoveryUnavailableException", "orders"},
+		{"name and ARN", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.SourceTableArn = aws.String(e.arn) },
+			"ValidationException", "Exactly one of"},
+		{"time and latest", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.UseLatestRestorableTime = aws.Bool(true) },
+			"ValidationException", "Only one of"},
+		{"no time", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.RestoreDateTime = nil },
+			"ValidationException", "Either RestoreDateTime"},
+		{"bad target name", func(r *dynamodb.RestoreTableToPointInTimeInput) { r.TargetTableName = aws.String("a b") },
+			"ValidationException", "targetTableName"},
+		{"bad ARN", func(r *dynamodb.RestoreTableToPointInTimeInput) {
+			r.SourceTableName, r.SourceTableArn = nil, aws.String(e.arn+"/stream/x")
+		}, "ValidationException", "Invalid SourceTableArn"},
+	} {
+		r := in(tt.mod)
+		if tt.name == "no PITR" {
+			r.SourceTableName = aws.String("orders")
+			e.setPITR(false)
+		}
+		_, err := e.c.RestoreTableToPointInTime(bg, r)
+		if tt.name == "no PITR" {
+			e.setPITR(true)
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.code) || !strings.Contains(err.Error(), tt.in) {
+			t.Errorf("%s: %v, want %s mentioning %q", tt.name, err, tt.code, tt.in)
+		}
+	}
+	tables, err := e.c.ListTables(bg, &dynamodb.ListTablesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ledger", "orders"}; !slices.Equal(tables.TableNames, want) {
+		t.Errorf("tables after the refusals: %v, want %v", tables.TableNames, want)
+	}
 }

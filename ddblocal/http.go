@@ -57,6 +57,7 @@ func (s *Store) operations() map[string]wire.HandlerFunc {
 		"DescribeBackup":            s.bk.DescribeBackup,
 		"DeleteBackup":              s.bk.DeleteBackup,
 		"RestoreTableFromBackup":    s.bk.RestoreTableFromBackup,
+		"RestoreTableToPointInTime": s.bk.RestoreTableToPointInTime,
 		"ExportTableToPointInTime":  s.bk.ExportTableToPointInTime,
 		"DescribeExport":            s.bk.DescribeExport,
 		"ListExports":               s.bk.ListExports,

@@ -21,8 +21,9 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Register a debtor: 201 with its key, 200 when the document is already registered (naturally idempotent), 409 on a key collision",
 		Roles:   op, Request: RegisterInput{Document: "529.982.247-25", Name: "Nome Sintético", Phone: "+55 11 90000-0000", Email: "nome@example.com"},
 		Response: Registered{}, Status: http.StatusCreated}, s.register)
-	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/lookup", Summary: "The debtor key of a document (computed, no index); 404 when not registered",
-		Roles: op, Request: LookupInput{Document: "529.982.247-25"}, Response: Found{}}, s.lookup)
+	srv.Handle(web.Doc{Method: http.MethodPost, Path: "/v1/debtors/lookup",
+		Summary: "Find debtors by exactly one of document (its debtor key, computed), phone (Brazilian or E.164; its HMAC's lookup partition) or contractId (its lookup partition): keyed reads, strongly consistent, no index; every match masked, debtorKey when exactly one; 404 when none",
+		Roles:   op, Request: LookupInput{Document: "529.982.247-25"}, Response: Found{Matches: []Match{{}}}}, s.lookup)
 	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/debtors/:debtorKey", Summary: "AP01: the 360 view of a debtor (one Query, cursor-paginated, document masked)",
 		Roles: op, Response: View360{}, Query: []string{"limit", "cursor"}}, s.view)
 	sp, uf, zone := "+55 11 90000-0001", "AM", "America/Manaus"

@@ -253,6 +253,8 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 	}
 	now := s.clock.Now()
 	var fields []string
+	var lookups []kit.Action // the phone's lookup entry moved (ADR 0084)
+	readLookup, phoneMoved := rec.PhoneLookup, false
 	upd := expression.Set(expression.Name("version"), expression.Value(rec.Version+1)).
 		Set(expression.Name("updatedAt"), expression.Value(keys.Timestamp(now)))
 	if in.Phone != nil || in.Email != nil || in.Address != nil {
@@ -295,6 +297,13 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 				Set(expression.Name("hasPhone"), expression.Value(rec.HasPhone)).
 				Set(expression.Name("hasEmail"), expression.Value(rec.HasEmail)).
 				Set(expression.Name("hasAddress"), expression.Value(rec.HasAddress))
+		}
+		if before.Phone != data.Phone {
+			phoneMoved = true
+			if lookups, err = s.movePhone(t, dk, &rec, data.Phone, now); err != nil {
+				return nil, err
+			}
+			upd = setOrRemove(upd, profilePhoneAttr, rec.PhoneLookup)
 		}
 	}
 	var relocate []kit.Action
@@ -345,12 +354,19 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 		return nil, err
 	}
 	cond := expression.Name("version").Equal(expression.Value(in.Version))
+	if phoneMoved {
+		cond = cond.And(samePhoneLookup(readLookup))
+	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
-	actions := append([]kit.Action{kit.UpdateAction(kit.Key{PK: pk, SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists)}, relocate...)
+	actions := append([]kit.Action{kit.UpdateAction(kit.Key{PK: pk, SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists)}, lookups...)
+	actions = append(actions, relocate...)
 	if err := s.db(t).Transact(ctx, actions...); err != nil {
 		var tc *kit.TxCanceled
 		if errors.As(err, &tc) && tc.Failed(0) {
 			return nil, errProfileChanged
+		}
+		if isLookupConflict(err, 2, len(lookups)) {
+			return nil, errLookupChanged
 		}
 		if errors.Is(err, kit.ErrConditionFailed) || errors.Is(err, kit.ErrConflict) {
 			// A contract changed between the listing and the commit (a
@@ -361,6 +377,37 @@ func (s *Service) Patch(ctx context.Context, t *tenant.Tenant, dk string, in Pat
 		return nil, fmt.Errorf("patch profile: %w", err)
 	}
 	return profileView(&rec), nil
+}
+
+// movePhone returns the writes that move dk's phone lookup entry from
+// the one the profile names to the new phone's (none when the phone is
+// removed), for the profile's own transaction, and sets rec.PhoneLookup to
+// the new hash. The hash is computed under the tenant's current secret;
+// a phone that normalises to the same E.164 keeps its entry.
+func (s *Service) movePhone(t *tenant.Tenant, dk string, rec *profileItem, phone string, now time.Time) ([]kit.Action, error) {
+	hash := ""
+	if phone != "" {
+		var err error
+		if hash, err = phoneHash(t, t.KeyVersion, phone); err != nil {
+			return nil, err
+		}
+	}
+	if hash == rec.PhoneLookup {
+		return nil, nil
+	}
+	var out []kit.Action
+	if rec.PhoneLookup != "" {
+		out = append(out, phoneLookupDelete(t.ID, rec.PhoneLookup, dk))
+	}
+	if hash != "" {
+		put, err := PhoneLookupPut(t, t.KeyVersion, hash, dk, keys.Timestamp(now))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, put)
+	}
+	rec.PhoneLookup = hash
+	return out, nil
 }
 
 func setOrRemove(upd expression.UpdateBuilder, name, v string) expression.UpdateBuilder {

@@ -45,14 +45,26 @@ type profileItem struct {
 	TimeZone string `dynamodbav:"timeZone,omitempty"`
 	// OptOut lists the channels the debtor refused (SMS, WHATSAPP, ...),
 	// a string set changed only by SetOptOut (profileOptOutAttr).
-	OptOut     []string `dynamodbav:"optOut,stringset,omitempty"`
-	KeyVersion int      `dynamodbav:"keyVersion"`
-	GSI3PK     string   `dynamodbav:"GSI3PK"`
-	Version    int      `dynamodbav:"version"`
-	CreatedAt  string   `dynamodbav:"createdAt"`
+	OptOut []string `dynamodbav:"optOut,stringset,omitempty"`
+	// PhoneLookup is the hash the phone's lookup entry is filed under
+	// (lookup.go); absent when the profile has no phone, or was written
+	// before phone lookups and not backfilled yet.
+	PhoneLookup string `dynamodbav:"phoneLookup,omitempty"`
+	KeyVersion  int    `dynamodbav:"keyVersion"`
+	GSI3PK      string `dynamodbav:"GSI3PK"`
+	Version     int    `dynamodbav:"version"`
+	CreatedAt   string `dynamodbav:"createdAt"`
 	// ErasedAt is set when the personal data were eliminated (rights.go):
 	// the sealed data, the masked document, the UF and opt-outs are gone.
 	ErasedAt string `dynamodbav:"erasedAt,omitempty"`
+	// MovedTo, MovingFrom and MovedFrom are a debtor-key rotation's marks
+	// (rotate.go, docs/adr/0075): the old PROFILE left as a tombstone names
+	// the new key; the copy names the old key until the switch (the old
+	// partition is still the debtor's), then the key it moved from until
+	// the rotation finishes.
+	MovedTo    string `dynamodbav:"movedTo,omitempty"`
+	MovingFrom string `dynamodbav:"movingFrom,omitempty"`
+	MovedFrom  string `dynamodbav:"movedFrom,omitempty"`
 }
 
 // profileOptOutAttr is the PROFILE's set of refused channels, changed in
@@ -191,6 +203,9 @@ func (s *Service) open(ctx context.Context, t *tenant.Tenant, it kit.Item) (pers
 	if rec.ErasedAt != "" {
 		return personal{}, &rec, ErrErased
 	}
+	if rec.MovedTo != "" {
+		return personal{}, &rec, ErrMoved
+	}
 	raw, err := s.sealer.Open(ctx, rec.PII, pii.Owner{Tenant: t.ID, Partition: rec.PK})
 	if err != nil {
 		return personal{}, nil, fmt.Errorf("open profile: %w", err)
@@ -215,6 +230,17 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	if err != nil {
 		return nil, err
 	}
+	if t.RotatingDebtorKeys() {
+		// A debtor not moved yet is under an older key: registering the
+		// document again must find it, never create a second debtor.
+		found, _, err := s.locate(ctx, t, doc)
+		if err != nil {
+			return nil, err
+		}
+		if found != "" {
+			return &Registered{DebtorKey: found, Created: false}, nil
+		}
+	}
 	pk := keys.Debtor(t.ID, dk)
 	plain, err := json.Marshal(p)
 	if err != nil {
@@ -225,9 +251,18 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 		return nil, err
 	}
 	now := s.clock.Now()
+	// A phone is filed in its lookup partition in the same transaction
+	// (ADR 0084): the profile names the entry's hash.
+	var hash string
+	if p.Phone != "" {
+		if hash, err = phoneHash(t, t.KeyVersion, p.Phone); err != nil {
+			return nil, err
+		}
+	}
 	profile, err := marshal(profileItem{PK: pk, SK: keys.ProfileSK, Type: "PROFILE", TenantID: t.ID, DebtorKey: dk,
 		DocumentType: string(doc.Type), MaskedDocument: doc.Masked(), PII: sealed, HasPhone: p.Phone != "", HasEmail: p.Email != "",
-		HasAddress: p.Address != nil, UF: in.UF, TimeZone: in.TimeZone, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID), Version: 1, CreatedAt: keys.Timestamp(now)})
+		HasAddress: p.Address != nil, UF: in.UF, TimeZone: in.TimeZone, PhoneLookup: hash, KeyVersion: t.KeyVersion, GSI3PK: keys.Profiles(t.ID),
+		Version: 1, CreatedAt: keys.Timestamp(now)})
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +271,16 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 		return nil, err
 	}
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
+	actions := []kit.Action{kit.PutAction(profile, &notExists), kit.PutAction(ev, &notExists)}
+	if hash != "" {
+		put, err := PhoneLookupPut(t, t.KeyVersion, hash, dk, keys.Timestamp(now))
+		if err != nil {
+			return nil, err
+		}
+		actions = append(actions, put)
+	}
 	for attempt := 0; ; attempt++ {
-		err = s.db(t).Transact(ctx, kit.PutAction(profile, &notExists), kit.PutAction(ev, &notExists))
+		err = s.db(t).Transact(ctx, actions...)
 		if err == nil {
 			return &Registered{DebtorKey: dk, Created: true}, nil
 		}
@@ -256,6 +299,9 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 			if !same {
 				return nil, errCollision
 			}
+			if from := str(existing, "movingFrom"); from != "" {
+				return &Registered{DebtorKey: from, Created: false}, nil // a copy: the debtor is still at its old key
+			}
 			return &Registered{DebtorKey: dk, Created: false}, nil
 		}
 		if !errors.Is(err, kit.ErrConflict) || attempt == 2 {
@@ -264,46 +310,66 @@ func (s *Service) Register(ctx context.Context, t *tenant.Tenant, in RegisterInp
 	}
 }
 
-// LookupInput is the body of POST /v1/debtors/lookup.
+// LookupInput is the body of POST /v1/debtors/lookup: exactly one of a
+// document (CPF or CNPJ, with or without punctuation), a phone (10-15
+// digits, optionally + and punctuation; without a country code a
+// Brazilian number) or a contract id.
 type LookupInput struct {
-	Document string `json:"document"`
+	Document   string `json:"document,omitempty"`
+	Phone      string `json:"phone,omitempty"`
+	ContractID string `json:"contractId,omitempty"`
 }
 
-// Found is the answer of a lookup.
+// Found is the answer of a lookup: every debtor matched, masked. A
+// document names one debtor; a phone or a contract id may name several.
 type Found struct {
-	DebtorKey string `json:"debtorKey"`
+	// DebtorKey is the match when there is exactly one (always for a
+	// document); absent when several debtors match.
+	DebtorKey string  `json:"debtorKey,omitempty"`
+	Matches   []Match `json:"matches"`
+	// More says more than MaxMatches debtors match; the first are listed.
+	More bool `json:"more,omitempty"`
 }
 
 var errDebtorNotFound = errs.E(errs.NotFound, "debtor_not_found", "debtor not found")
 
-// Lookup computes a document's debtor key (no index) and confirms the
-// debtor exists and is that document: 404 when nobody is registered under
-// the key, 409 when someone else is.
+// Lookup finds debtors by one key, never through an index nor a Scan.
+// A document: its debtor key is computed and the debtor confirmed to be
+// that document (404 when nobody is registered under the key, 409 when
+// someone else is). A phone or a contract id: one strongly consistent
+// Query of its lookup partition (ADR 0084) and the matched profiles, 404
+// when none.
 func (s *Service) Lookup(ctx context.Context, t *tenant.Tenant, in LookupInput) (*Found, error) {
+	switch n := in.given(); {
+	case n > 1:
+		return nil, errInvalidLookup
+	case in.Phone != "":
+		ms, more, err := s.lookupPhone(kit.Within(ctx, "debtor.lookup.phone"), t, in.Phone)
+		if err != nil {
+			return nil, err
+		}
+		return found(ms, more)
+	case in.ContractID != "":
+		ms, more, err := s.lookupContract(kit.Within(ctx, "debtor.lookup.contract"), t, in.ContractID)
+		if err != nil {
+			return nil, err
+		}
+		return found(ms, more)
+	}
 	doc, err := ParseDocument(in.Document)
 	if err != nil {
 		return nil, err
 	}
 	ctx = kit.Within(ctx, "debtor.lookup")
-	dk, err := s.debtorKey(t, doc)
-	if err != nil {
-		return nil, err
-	}
-	it, err := s.db(t).Get(ctx, kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, true)
+	dk, it, err := s.locate(ctx, t, doc)
 	if err != nil {
 		return nil, err
 	}
 	if it == nil {
 		return nil, errDebtorNotFound
 	}
-	same, err := s.sameDocument(ctx, t, it, doc)
-	if err != nil {
-		return nil, err
-	}
-	if !same {
-		return nil, errCollision
-	}
-	return &Found{DebtorKey: dk}, nil
+	// locate has confirmed the document (a collision is refused there).
+	return &Found{DebtorKey: dk, Matches: []Match{{DebtorKey: dk, DocumentType: string(doc.Type), MaskedDocument: doc.Masked()}}}, nil
 }
 
 // RevealInput is the optional body of POST /v1/debtors/{dk}/reveal.

@@ -470,7 +470,8 @@ func (s *Service) eligibility(ctx context.Context, t *tenant.Tenant, dk string, 
 
 // Erase eliminates a debtor's personal data (LGPD art. 16): the sealed
 // document, name, phone and e-mail, the masked document, the state and
-// the opt-outs go from the PROFILE, in one transaction with the
+// the opt-outs go from the PROFILE, and the phone's lookup entry with
+// them, in one transaction with the
 // PersonalDataErased event, conditioned on the profile's version. The
 // contracts, instalments, settlements, contacts and events stay: they are
 // financial and audit records under the debtor key, which no longer leads
@@ -512,14 +513,23 @@ func (s *Service) Erase(ctx context.Context, t *tenant.Tenant, dk string, in Era
 		return nil, err
 	}
 	upd := expression.Remove(expression.Name("pii")).Remove(expression.Name("uf")).Remove(expression.Name(profileOptOutAttr)).
+		Remove(expression.Name(profilePhoneAttr)).
 		Set(expression.Name("maskedDocument"), expression.Value("")).
 		Set(expression.Name("hasPhone"), expression.Value(false)).
 		Set(expression.Name("hasEmail"), expression.Value(false)).
 		Set(expression.Name("erasedAt"), expression.Value(at)).
 		Set(expression.Name("version"), expression.Value(prof.Version+1))
-	cond := expression.Name("version").Equal(expression.Value(prof.Version)).And(expression.AttributeNotExists(expression.Name("erasedAt")))
+	cond := expression.Name("version").Equal(expression.Value(prof.Version)).And(expression.AttributeNotExists(expression.Name("erasedAt"))).
+		And(samePhoneLookup(prof.PhoneLookup))
 	notExists := expression.AttributeNotExists(expression.Name("PK"))
-	err = s.db(t).Transact(ctx, kit.UpdateAction(kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists))
+	actions := []kit.Action{kit.UpdateAction(kit.Key{PK: keys.Debtor(t.ID, dk), SK: keys.ProfileSK}, upd, &cond), kit.PutAction(ev, &notExists)}
+	if prof.PhoneLookup != "" {
+		// The phone's lookup entry goes with the phone (ADR 0084): nothing
+		// leads from a phone to this debtor once erased. The contract-id
+		// entries stay with the contracts they index.
+		actions = append(actions, phoneLookupDelete(t.ID, prof.PhoneLookup, dk))
+	}
+	err = s.db(t).Transact(ctx, actions...)
 	var tc *kit.TxCanceled
 	if errors.As(err, &tc) && tc.Failed(0) {
 		// Another erasure won, or the profile changed under us: the

@@ -134,6 +134,9 @@ func (s *Service) View(ctx context.Context, t *tenant.Tenant, dk string, limit i
 			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
 				return nil, err
 			}
+			if p.MovedTo != "" {
+				return nil, ErrMoved
+			}
 			v.Profile = profileView(&p)
 		case "CONTACT":
 			v.Contacts = append(v.Contacts, strip(it))

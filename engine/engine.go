@@ -55,14 +55,18 @@ type DB interface {
 
 // Deps is what the engine is built from.
 type Deps struct {
-	DB         DB           // from kit.NewEmbeddedClient, or an SDK client for DynamoDB
-	Table      string       // table name; created when missing
-	Clock      clock.Clock  // nil means the system clock
-	Logger     *slog.Logger // nil discards
-	DataKey    []byte       // 32 bytes sealing tenant secrets
-	Sealer     pii.Sealer   // personal data encryption; nil derives a local keyring from DataKey
-	AdminToken string       // bearer token of POST /v1/tenants; required
-	Shards     int          // agenda shards of new tenants; 0 means 16
+	DB        DB           // from kit.NewEmbeddedClient, or an SDK client for DynamoDB
+	Table     string       // table name; created when missing
+	Clock     clock.Clock  // nil means the system clock
+	Logger    *slog.Logger // nil discards
+	DataKey   []byte       // 32 bytes sealing tenant secrets
+	DataKeyID string       // DataKey's id, recorded in what it seals; "" is secret.LegacyKeyID
+	// OldDataKeys are the data keys a rotation keeps to open what they
+	// sealed, never to seal (docs/adr/0083).
+	OldDataKeys []secret.Key
+	Sealer      pii.Sealer // personal data encryption; nil derives local keyrings from the data keys
+	AdminToken  string     // bearer token of POST /v1/tenants; required
+	Shards      int        // agenda shards of new tenants; 0 means 16
 	// Sender delivers contact messages (a JSON-lines outbox locally, the
 	// tenant's messaging webhook in production); nil: contacts are
 	// claimed and recorded but not delivered.
@@ -150,12 +154,19 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	if d.Shards == 0 {
 		d.Shards = 16
 	}
-	box, err := secret.New(d.DataKey)
+	if d.DataKeyID == "" {
+		d.DataKeyID = secret.LegacyKeyID
+	}
+	box, err := secret.NewRing(secret.Key{ID: d.DataKeyID, Bytes: d.DataKey}, d.OldDataKeys...)
 	if err != nil {
 		return nil, err
 	}
 	if d.Sealer == nil {
-		if d.Sealer, err = pii.NewLocal(ctx, d.DataKey); err != nil {
+		var old []pii.LocalKey
+		for _, k := range d.OldDataKeys {
+			old = append(old, pii.LocalKey{ID: k.ID, DataKey: k.Bytes})
+		}
+		if d.Sealer, err = pii.NewLocalRing(ctx, pii.LocalKey{ID: d.DataKeyID, DataKey: d.DataKey}, old...); err != nil {
 			return nil, err
 		}
 	}

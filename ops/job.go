@@ -1,6 +1,6 @@
 // Package ops holds Lastro's maintenance jobs: tenant offboarding, the
-// debtor-key rotation and the migrations toolkit (docs/adr/0075, 0076,
-// 0078). Each job takes a lease and keeps a checkpoint in the platform's
+// debtor-key rotation, the data key's re-wrap and the migrations toolkit
+// (docs/adr/0075, 0076, 0078, 0083). Each job takes a lease and keeps a checkpoint in the platform's
 // system partition, paces its writes, honours its context between steps
 // and can be run again after an interruption to resume where it stopped.
 // They are the only code besides the export that reads the whole table
@@ -87,10 +87,16 @@ const PhaseDone = "done"
 // save writes the checkpoint and extends the lease, conditioned on the
 // version read: a run that lost its lease to another stops at its next
 // save instead of working beside it.
-func (j *job) save(ctx context.Context) error {
+func (j *job) save(ctx context.Context) error { return j.saveLease(ctx, LeaseTTL) }
+
+// release saves the checkpoint with the lease given up (a clean stop), so
+// the next run on any host resumes at once.
+func (j *job) release(ctx context.Context) error { return j.saveLease(ctx, 0) }
+
+func (j *job) saveLease(ctx context.Context, ttl time.Duration) error {
 	prev := j.item.Version
 	j.item.Version++
-	j.item.LeaseUntil = keys.Timestamp(j.clock.Now().Add(LeaseTTL))
+	j.item.LeaseUntil = keys.Timestamp(j.clock.Now().Add(ttl))
 	j.item.UpdatedAt = keys.Timestamp(j.clock.Now())
 	it, err := attributevalue.MarshalMap(j.item)
 	if err != nil {

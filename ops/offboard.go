@@ -86,8 +86,8 @@ type OffboardReport struct {
 var ErrNotEmpty = errors.New("ops: items of the offboarded tenant remain")
 
 // Offboard exports tenant id's data for hand-over, then deletes every
-// item of it: each debtor collection found through GSI3 with the charge
-// and settlement lookups its items name, the tenant's other partitions,
+// item of it: each debtor collection found through GSI3 with the charge,
+// phone and contract-id lookups its items name, the tenant's other partitions,
 // then a sweep of what no key leads to (idempotency records), and last
 // the TENANT item with its sealed secrets and the directory entry. A scan
 // before and after counts every tenant's items. Interrupted, it resumes
@@ -328,8 +328,28 @@ func exportTenant(ctx context.Context, d Deps, t *tenant.Tenant, dir string) (ma
 
 // eachDebtor calls fn with every debtor key of t's profiles (GSI3,
 // keyed, eventually consistent: a profile just deleted may still be
-// listed, and the callers' work is idempotent).
+// listed, and the callers' work is idempotent). Until the tenant-debtors
+// migration's verify recorded zero differences the index may miss
+// profiles, so it falls back to a maintenance scan of the PROFILEs
+// (docs/adr/0081, 0083).
 func eachDebtor(ctx context.Context, k *kit.Kit, t *tenant.Tenant, fn func(dk string) error) error {
+	switched, err := ReadsSwitched(ctx, k, TenantDebtorsMigration)
+	if err != nil {
+		return err
+	}
+	if !switched {
+		prefix := keys.Debtor(t.ID, "")
+		return k.MaintenanceScan(ctx, "debtors-unverified", 0, 1, func(it kit.Item) error {
+			if str(it, "SK") != keys.ProfileSK || !strings.HasPrefix(str(it, "PK"), prefix) {
+				return nil
+			}
+			dk, ok := debtorKeyOf(it)
+			if !ok {
+				return nil
+			}
+			return fn(dk)
+		})
+	}
 	db := k.Tenant(t.ID, t.CursorKey())
 	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(t.ID)}
 	for cursor := ""; ; {
@@ -406,7 +426,9 @@ func deleteTenant(ctx context.Context, d Deps, j *job, t *tenant.Tenant, pacer *
 				out = append(out, kit.Key{PK: keys.Charge(t.ID, p.Parts[1].Fields["chargeId"]), SK: keys.ChargeSK})
 			}
 		}
-		return out
+		// The phone and contract-id lookup entries naming the debtor
+		// (ADR 0084).
+		return append(out, debtor.LookupKeysIn(t.ID, items)...)
 	}
 	n := 0
 	err := eachDebtor(ctx, d.Kit, t, func(dk string) error {
@@ -424,7 +446,7 @@ func deleteTenant(ctx context.Context, d Deps, j *job, t *tenant.Tenant, pacer *
 		}
 		j.count("debtors", 1)
 		j.count("debtorItems", int64(len(ks)))
-		j.count("chargeLookups", int64(len(lookups)))
+		j.count("lookups", int64(len(lookups)))
 		n++
 		if n%100 == 0 {
 			d.progress("offboard %s: %d debtors deleted", t.ID, n)

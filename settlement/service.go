@@ -113,6 +113,16 @@ func (s *Service) Apply(ctx context.Context, t *tenant.Tenant, p Payload) (*Outc
 			return false, err
 		}
 		if c == nil {
+			// A debtor-key rotation may have moved the debtor after the
+			// lookup was read (docs/adr/0075): follow it once.
+			to, err := contract.MovedTo(ctx, db, t.ID, lk.DebtorKey)
+			if err != nil {
+				return false, err
+			}
+			if to != "" && to != lk.DebtorKey {
+				lk.DebtorKey = to
+				return true, nil
+			}
 			out, err = s.unmatched(ctx, t, p, received, ReasonContractNotFound)
 			return false, err
 		}

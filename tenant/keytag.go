@@ -39,7 +39,15 @@ func (s *Service) keyTagged(key, tenantID string) bool {
 		return false
 	}
 	tail := key[len(key)-hexRandom-hexTag:]
-	return hmac.Equal([]byte(tail[hexRandom:]), []byte(s.keyTag(tenantID, tail[:hexRandom])))
+	// Under every data key of the ring: a key issued before a rotation
+	// keeps its tag while the old key is kept (docs/adr/0083).
+	ok := false
+	for _, tag := range s.box.Tags(keyTagLabel, tenantID, tail[:hexRandom]) {
+		if hmac.Equal([]byte(tail[hexRandom:]), []byte(hex.EncodeToString(tag[:keyTagBytes]))) {
+			ok = true
+		}
+	}
+	return ok
 }
 
 // tenantBucket is the failure bucket of untagged keys naming tenantID,

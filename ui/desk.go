@@ -10,6 +10,7 @@ import (
 	"lastro/agenda"
 	"lastro/charges"
 	"lastro/collections/calendar"
+	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/contract"
 	"lastro/debtor"
@@ -18,24 +19,25 @@ import (
 	"lastro/worklist"
 )
 
-// statusTitle is an HTTP status as the error page's heading says it.
+// statusTitle is an HTTP status as the error page's heading says it, in
+// Portuguese: the message id the error page translates.
 func statusTitle(status int) string {
 	switch status {
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return "Dados inválidos"
+		return msg("Dados inválidos")
 	case http.StatusForbidden:
-		return "Acesso negado"
+		return msg("Acesso negado")
 	case http.StatusNotFound:
-		return "Não encontrado"
+		return msg("Não encontrado")
 	case http.StatusConflict:
-		return "Conflito"
+		return msg("Conflito")
 	case http.StatusTooManyRequests:
-		return "Contato não permitido agora"
+		return msg("Contato não permitido agora")
 	case http.StatusRequestEntityTooLarge:
-		return "Dados grandes demais"
+		return msg("Dados grandes demais")
 	}
 	if status >= 500 {
-		return "Erro no servidor"
+		return msg("Erro no servidor")
 	}
 	return http.StatusText(status)
 }
@@ -43,12 +45,76 @@ func statusTitle(status int) string {
 var debtorKeyShape = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 type findData struct {
-	Query string
+	Query   string
+	Matches []foundDebtor
+	More    bool
 }
 
-// find searches a debtor: a debtor key opens the page; a CPF or CNPJ (with
-// or without punctuation) goes through the keyed HMAC lookup, never an
-// index of documents. A miss answers the form again, with what was typed.
+// foundDebtor is one debtor the search box found, and how.
+type foundDebtor struct {
+	debtor.Match
+	By string // "documento", "telefone", "contrato": a msg, shown through {{t}}
+}
+
+// searchResult is what the search box found for what was typed.
+type searchResult struct {
+	Matches []foundDebtor
+	More    bool
+	Tried   int    // lookups the text was a valid key for
+	Status  int    // with Problem: a refusal worth saying (erased, collision)
+	Problem string // in Portuguese
+}
+
+// search finds debtors for the search box's text (docs/adr/0084): a CPF
+// or CNPJ (with or without punctuation) through the document's keyed
+// HMAC lookup, a phone (Brazilian spellings or E.164) through its HMAC's
+// lookup partition, a contract id through its own: each tried when the
+// text is a valid key of that kind (11 digits may be a CPF, a phone and a
+// contract id at once), the matches merged by debtor. Never an index of
+// documents, never a Scan.
+func search(ctx context.Context, d *debtor.Service, t *tenant.Tenant, q string) (searchResult, error) {
+	var res searchResult
+	seen := map[string]bool{}
+	for _, try := range []struct {
+		by string
+		in debtor.LookupInput
+	}{
+		{msg("documento"), debtor.LookupInput{Document: q}},
+		{msg("telefone"), debtor.LookupInput{Phone: q}},
+		{msg("contrato"), debtor.LookupInput{ContractID: q}},
+	} {
+		f, err := d.Lookup(ctx, t, try.in)
+		status, code, _ := errs.Public(err)
+		switch {
+		case err == nil:
+		case status == http.StatusBadRequest:
+			continue // not a key of this kind
+		case code == "debtor_not_found":
+			res.Tried++
+			continue
+		case code == "personal_data_erased":
+			res.Tried++
+			res.Status, res.Problem = status, msg("Os dados pessoais deste devedor foram apagados ao fim da retenção (LGPD); busque pelo número do contrato.")
+			continue
+		case code == "debtor_key_collision":
+			res.Tried++
+			res.Status, res.Problem = status, msg("Outro devedor ocupa a chave deste documento; nada foi misturado. Fale com o suporte.")
+			continue
+		default:
+			return res, err
+		}
+		res.Tried++
+		res.More = res.More || f.More
+		for _, m := range f.Matches {
+			if !seen[m.DebtorKey] {
+				seen[m.DebtorKey] = true
+				res.Matches = append(res.Matches, foundDebtor{Match: m, By: try.by})
+			}
+		}
+	}
+	return res, nil
+}
+
 // contractPanel is one contract on the debtor page: its facts, what it
 // owes today, and its instalments split into the open and the rest.
 type contractPanel struct {
@@ -141,7 +207,7 @@ type agendaProgress struct {
 // GetItem each), the total and the chart's scale. The CSV needs no more.
 func (u *UI) bucketRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
 	today := calendar.Today(u.d.Clock.Now(), t.Location)
-	d := dashboardData{Today: today.String(), Total: bucketRow{Name: "Total em atraso", Counted: true}}
+	d := dashboardData{Today: today.String(), Total: bucketRow{Name: msg("Total em atraso"), Counted: true}}
 	for _, b := range portfolio.Buckets {
 		sum, err := u.d.Portfolio.Summary(ctx, t, b)
 		if err != nil {
@@ -161,8 +227,9 @@ func (u *UI) bucketRows(ctx context.Context, t *tenant.Tenant) (dashboardData, e
 }
 
 // dashboardRows is bucketRows and the rest of the dashboard: today's
-// agenda and calls, and the roll rates of the monthly exports.
-func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData, error) {
+// agenda and calls, and the roll rates of the monthly exports (the chart
+// drawn in lg).
+func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant, lg lang) (dashboardData, error) {
 	d, err := u.bucketRows(ctx, t)
 	if err != nil {
 		return d, err
@@ -188,7 +255,7 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant) (dashboardData
 	d.ShardTotal = shardTotals(d.Shards)
 	d.HasExports = exportsDirUsable(u.d.ExportsDir)
 	if d.Rolls = rollSeries(u.exports.monthly(u.d.ExportsDir), t.ID); len(d.Rolls) > 0 {
-		d.RollChart = rollChart(d.Rolls)
+		d.RollChart = rollChart(lg, d.Rolls)
 	}
 	for _, l := range rollLinks {
 		d.RollLinks = append(d.RollLinks, l.Name)

@@ -81,7 +81,7 @@ type Deps struct {
 type UI struct {
 	d       Deps
 	sign    Signer
-	pages   map[string]*template.Template
+	pages   map[lang]map[string]*template.Template // by language, then name
 	css     []byte
 	exports exportCache
 }
@@ -103,16 +103,13 @@ func New(d Deps) (*UI, error) {
 	if d.SessionTTL <= 0 {
 		d.SessionTTL = DefaultSessionTTL
 	}
-	u := &UI{d: d, sign: NewSigner(d.DataKey), pages: map[string]*template.Template{}}
-	funcs := template.FuncMap{"money": money, "cents": anyCents, "label": label, "bucket": bucketName, "date": brDate,
-		"event": eventName, "details": detailText, "add": func(a, b int) int { return a + b }, "mul": func(a, b int) int { return a * b },
-		"bar": barWidth, "ppm": ppmText, "dword": dword}
-	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+	u := &UI{d: d, sign: NewSigner(d.DataKey), pages: map[lang]map[string]*template.Template{}}
+	for _, l := range langs {
+		pages, err := parsePages(l)
 		if err != nil {
-			return nil, fmt.Errorf("ui: parse %s: %w", name, err)
+			return nil, err
 		}
-		u.pages[name] = t
+		u.pages[l] = pages
 	}
 	css, err := files.ReadFile("templates/style.css")
 	if err != nil {
@@ -120,6 +117,19 @@ func New(d Deps) (*UI, error) {
 	}
 	u.css = css
 	return u, nil
+}
+
+// parsePages parses every page with the template functions of l.
+func parsePages(l lang) (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(l.funcs()).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("ui: parse %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
 }
 
 // Routes registers the pages. They are public to the API's bearer
@@ -133,6 +143,7 @@ func (u *UI) Routes(srv *web.Server) {
 	writers := []string{"operator", "supervisor"}
 	page(http.MethodGet, "/", "redirects to the portfolio, or to the login without a session", u.home)
 	page(http.MethodGet, "/ui/static/style.css", "the pages' style sheet", u.style)
+	page(http.MethodGet, "/ui/lang", "switch the pages' language (?to=pt-BR|en&next=): a cookie keeps it; Portuguese without one", u.setLang)
 	page(http.MethodGet, "/ui/login", "login form taking an API key", u.loginForm)
 	page(http.MethodPost, "/ui/login", "log in: starts a server-side session, sets an HttpOnly cookie with its signed random id (never the key)", u.login)
 	page(http.MethodPost, "/ui/logout", "log out: deletes the session, so its cookie no longer works", u.with(nil, u.logout))
@@ -162,6 +173,8 @@ type view struct {
 	Supervisor bool
 	Writer     bool           // operator or supervisor: may record and send
 	Loc        *time.Location // the tenant's zone: instants are shown in it
+	Lang       lang           // the pages' language: <html lang> and every text
+	Here       string         // this page's address, for the language switch to come back to
 	CSRF       string
 	Flash      string
 	Problem    string
@@ -176,8 +189,33 @@ func sessionOf(c echo.Context) *tenant.WebSession {
 	return s
 }
 
+// langOf is the language the user chose with the switch (its cookie),
+// Portuguese without one: the browser's Accept-Language is not asked
+// (ADR 0086).
+func langOf(c echo.Context) lang {
+	if ck, err := c.Cookie(LangCookie); err == nil {
+		if l, ok := parseLang(ck.Value); ok {
+			return l
+		}
+	}
+	return portuguese
+}
+
+// here is the page to come back to after switching the language: this
+// one for a GET, the debtor's page after a form posted on it, else home.
+func here(c echo.Context) string {
+	r := c.Request()
+	if r.Method == http.MethodGet {
+		return r.URL.RequestURI()
+	}
+	if dk := c.Param("debtorKey"); dk != "" {
+		return "/ui/debtors/" + url.PathEscape(dk)
+	}
+	return "/"
+}
+
 func (u *UI) newView(c echo.Context, data any) view {
-	v := view{Data: data}
+	v := view{Data: data, Lang: langOf(c), Here: here(c)}
 	if s := sessionOf(c); s != nil {
 		v.Session, v.Supervisor, v.Writer = s, s.Role == "supervisor", s.Role == "supervisor" || s.Role == "operator"
 		if t, err := u.d.Tenants.From(c); err == nil {
@@ -186,7 +224,7 @@ func (u *UI) newView(c echo.Context, data any) view {
 		v.CSRF = u.sign.CSRF(c.Get(cookieKey).(string))
 	}
 	if f, ok := flashes[c.QueryParam("flash")]; ok {
-		v.Flash = f
+		v.Flash = v.Lang.T(f)
 	}
 	return v
 }
@@ -201,12 +239,16 @@ var flashes = map[string]string{
 	"dispute":  "Contestação informada na ligação: registre-a pela API de contestações (POST /v1/debtors/{dk}/contracts/{id}/disputes) para pausar a régua.",
 }
 
-// When writes an RFC 3339 instant in the tenant's zone (29/09/2026 14:05).
-func (v view) When(ts any) string { return brTime(v.Loc, ts) }
+// When writes an RFC 3339 instant in the tenant's zone, in the page's
+// language (29/09/2026 14:05, 2026-09-29 14:05).
+func (v view) When(ts any) string { return v.Lang.instant(v.Loc, ts) }
 
 func (u *UI) render(c echo.Context, status int, name string, v view) error {
 	var b bytes.Buffer
-	if err := u.pages[name].ExecuteTemplate(&b, "layout", v); err != nil {
+	if v.Lang == "" {
+		v.Lang = portuguese
+	}
+	if err := u.pages[v.Lang][name].ExecuteTemplate(&b, "layout", v); err != nil {
 		return err
 	}
 	h := c.Response().Header()
@@ -228,11 +270,12 @@ func (u *UI) fail(c echo.Context, err error) error {
 	if status == http.StatusUnauthorized {
 		return u.toLogin(c)
 	}
+	l := langOf(c)
 	if status >= 500 {
 		u.d.Logger.Error("page failed", "request_id", web.RequestID(c), "route", c.Path(), "error", err.Error())
-		msg = "algo deu errado; tente de novo"
+		msg = l.T("algo deu errado; tente de novo")
 	}
-	return u.render(c, status, "error", u.newView(c, errorData{Status: status, Title: statusTitle(status), Message: msg}))
+	return u.render(c, status, "error", u.newView(c, errorData{Status: status, Title: l.T(statusTitle(status)), Message: msg}))
 }
 
 func (u *UI) toLogin(c echo.Context) error {
@@ -280,11 +323,11 @@ func (u *UI) with(roles []string, h echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(cookieKey, cookie)
 		web.SetPrincipal(c, web.Principal{TenantID: ws.TenantID, Role: web.Role(ws.Role)})
 		if c.Request().Method == http.MethodPost && !u.sign.CheckCSRF(cookie, c.Request().PostFormValue("csrf")) {
-			return u.fail(c, errs.E(errs.Permission, "csrf", "o formulário expirou ou não veio deste site: recarregue a página e tente de novo"))
+			return u.fail(c, errs.E(errs.Permission, "csrf", "%s", langOf(c).T("o formulário expirou ou não veio deste site: recarregue a página e tente de novo")))
 		}
 		role := ws.Role
-		if roles != nil && !slices.Contains(roles, role) {
-			return u.fail(c, errs.E(errs.Permission, "forbidden", "o papel %s não pode abrir esta página", label(role)))
+		if l := langOf(c); roles != nil && !slices.Contains(roles, role) {
+			return u.fail(c, errs.E(errs.Permission, "forbidden", l.T("o papel %s não pode abrir esta página"), l.label(role)))
 		}
 		return h(c)
 	}
@@ -296,6 +339,19 @@ func (u *UI) cookie(c echo.Context, name, value, path string, maxAge int) {
 }
 
 func (u *UI) clearSession(c echo.Context) { u.cookie(c, SessionCookie, "", "/", -1) }
+
+// setLang keeps the language chosen with the switch in a cookie for a
+// year and goes back to the page it was chosen on. Lax, not Strict like
+// the session: a link from elsewhere opens the pages in that language.
+func (u *UI) setLang(c echo.Context) error {
+	l, ok := parseLang(c.QueryParam("to"))
+	if !ok {
+		return u.fail(c, errs.E(errs.Invalid, "invalid_lang", "%s", langOf(c).T("idioma desconhecido: use pt-BR ou en")))
+	}
+	c.SetCookie(&http.Cookie{Name: LangCookie, Value: string(l), Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: c.IsTLS() || c.Scheme() == "https"})
+	return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+}
 
 func (u *UI) home(c echo.Context) error {
 	ws, _, err := u.session(c)
@@ -330,14 +386,14 @@ func (u *UI) loginForm(c echo.Context) error {
 func (u *UI) showLogin(c echo.Context, status int, problem string) error {
 	nonce := b64.EncodeToString(secret.Random(18))
 	u.cookie(c, loginCookie, nonce, "/ui/login", 3600)
-	v := view{CSRF: u.sign.CSRF("login:" + nonce), Problem: problem, Data: loginData{Next: safeNext(c.FormValue("next"))}}
+	v := view{CSRF: u.sign.CSRF("login:" + nonce), Problem: problem, Data: loginData{Next: safeNext(c.FormValue("next"))}, Lang: langOf(c), Here: here(c)}
 	return u.render(c, status, "login", v)
 }
 
 func (u *UI) login(c echo.Context) error {
 	nc, err := c.Cookie(loginCookie)
 	if err != nil || !u.sign.CheckCSRF("login:"+nc.Value, c.Request().PostFormValue("csrf")) {
-		return u.showLogin(c, http.StatusForbidden, "O formulário expirou ou não veio deste site: tente de novo.")
+		return u.showLogin(c, http.StatusForbidden, langOf(c).T("O formulário expirou ou não veio deste site: tente de novo."))
 	}
 	// The key from the body only: in a query string it would be logged.
 	key := strings.TrimSpace(c.Request().PostFormValue("key"))
@@ -345,10 +401,10 @@ func (u *UI) login(c echo.Context) error {
 	if err != nil {
 		status, _, msg := errs.Public(err)
 		if status == http.StatusUnauthorized {
-			msg = "Esta chave de API não é válida."
+			msg = langOf(c).T("Esta chave de API não é válida.")
 		} else if status >= 500 {
 			u.d.Logger.Error("login failed", "request_id", web.RequestID(c), "error", err.Error())
-			msg = "algo deu errado; tente de novo"
+			msg = langOf(c).T("algo deu errado; tente de novo")
 		}
 		return u.showLogin(c, status, msg)
 	}
@@ -421,14 +477,14 @@ func (u *UI) showAgenda(c echo.Context, rep *agenda.Report) error {
 		q.Date = calendar.MustParse(rep.Date)
 	} else if s := c.QueryParam("date"); s != "" {
 		if q.Date, err = calendar.Parse(s); err != nil {
-			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD"))
+			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "%s", langOf(c).T("a data deve ser AAAA-MM-DD")))
 		}
 	}
 	shard := c.QueryParam("shard")
 	if shard != "" && rep == nil {
 		n, err := strconv.Atoi(shard)
 		if err != nil || n < 0 || n >= t.Shards {
-			return u.fail(c, errs.E(errs.Invalid, "invalid_shard", "shard must be 0-%d", t.Shards-1))
+			return u.fail(c, errs.E(errs.Invalid, "invalid_shard", langOf(c).T("a fatia deve ser de 0 a %d"), t.Shards-1))
 		}
 		q.Shard = n
 	} else {
@@ -505,22 +561,27 @@ func (u *UI) find(c echo.Context) error {
 	if err != nil {
 		return u.fail(c, err)
 	}
-	found, err := u.d.Debtors.Lookup(c.Request().Context(), t, debtor.LookupInput{Document: q})
+	res, err := search(c.Request().Context(), u.d.Debtors, t, q)
 	if err != nil {
-		status, code, msg := errs.Public(err)
-		switch {
-		case status >= 500:
-			return u.fail(c, err)
-		case code == "debtor_not_found":
-			msg = "Nenhum devedor cadastrado com este CPF/CNPJ."
-		case status == http.StatusBadRequest:
-			msg = "Digite um CPF (11 dígitos), um CNPJ (14) ou a chave do devedor (16 caracteres)."
-		}
-		v := u.newView(c, findData{Query: q})
-		v.Problem = msg
-		return u.render(c, status, "find", v)
+		return u.fail(c, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+found.DebtorKey)
+	if len(res.Matches) == 1 && !res.More {
+		return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(res.Matches[0].DebtorKey))
+	}
+	v := u.newView(c, findData{Query: q, Matches: res.Matches, More: res.More})
+	status := http.StatusOK
+	switch {
+	case len(res.Matches) > 0:
+	case res.Problem != "":
+		status, v.Problem = res.Status, langOf(c).T(res.Problem)
+	case res.Tried == 0:
+		status = http.StatusBadRequest
+		v.Problem = langOf(c).T("Digite um CPF (11 dígitos) ou CNPJ (14), um telefone com DDD — (11) 98765-4321 —, o número de um contrato ou a chave do devedor (16 caracteres).")
+	default:
+		status = http.StatusNotFound
+		v.Problem = langOf(c).T("Nenhum devedor encontrado. Confira o CPF/CNPJ, tente o telefone com DDD — (11) 98765-4321 ou +55 11 98765-4321 — ou o número do contrato como está no sistema de origem.")
+	}
+	return u.render(c, status, "find", v)
 }
 
 func (u *UI) debtor(c echo.Context) error { return u.showDebtor(c, http.StatusOK, debtorData{}, "") }
@@ -557,14 +618,14 @@ func (u *UI) showDebtor(c echo.Context, status int, extra debtorData, problem st
 	if task := c.QueryParam("task"); task != "" {
 		date, cid, _ := strings.Cut(task, "/")
 		if _, err := calendar.Parse(date); err != nil || !keys.ValidIdentifier(cid) {
-			return u.fail(c, errs.E(errs.Invalid, "invalid_task", "task must be <AAAA-MM-DD>/<contractId>"))
+			return u.fail(c, errs.E(errs.Invalid, "invalid_task", "%s", langOf(c).T("a tarefa deve ser <AAAA-MM-DD>/<contrato>")))
 		}
 		d.TaskDate, d.TaskContract = date, cid
 	}
 	if ev := c.QueryParam("events"); ev != "" {
 		cid, seq, err := parseEventsParam(ev)
 		if err != nil {
-			return u.fail(c, err)
+			return u.fail(c, errs.Wrap(errs.Invalid, "invalid_events", err, langOf(c).T("events deve ser <contrato>/<parcela>")))
 		}
 		d.EventsOf = ev
 		d.Events = instalmentEvents(v, cid, seq)
@@ -597,9 +658,10 @@ func (u *UI) promise(c echo.Context) error {
 		return u.fail(c, err)
 	}
 	cid := c.FormValue("contractId")
-	cents, err := parseCents(c.FormValue("amount"))
+	l := langOf(c)
+	cents, err := l.parseCents(c.FormValue("amount"))
 	if err != nil {
-		return u.refused(c, "promise:"+cid, errs.E(errs.Invalid, "invalid_amount", "valor inválido: use reais com até dois decimais, como 150,00"))
+		return u.refused(c, "promise:"+cid, errs.E(errs.Invalid, "invalid_amount", "%s", l.T("valor inválido: use reais com até dois decimais, como 150,00")))
 	}
 	dk := c.Param("debtorKey")
 	in := arrangement.PromiseInput{PromisedDate: c.FormValue("promisedDate"), AmountCents: cents}
@@ -633,8 +695,9 @@ func (u *UI) contact(c echo.Context) error {
 		return u.refused(c, "contact", err)
 	}
 	if !at.Allowed {
+		l := langOf(c)
 		return u.refused(c, "contact", errs.E(errs.Limit, "contact_blocked",
-			"contato não permitido agora: %s. A tentativa ficou registrada como evidência", label(string(at.Reason))))
+			l.T("contato não permitido agora: %s. A tentativa ficou registrada como evidência"), l.label(string(at.Reason))))
 	}
 	return c.Redirect(http.StatusSeeOther, "/ui/debtors/"+url.PathEscape(dk)+"?flash=contact")
 }
@@ -664,7 +727,7 @@ func (u *UI) pix(c echo.Context) error {
 		return u.refused(c, "pix", err)
 	}
 	if len(due.Installments) == 0 {
-		return u.refused(c, "pix", errs.E(errs.Rule, "nothing_due", "este contrato não tem parcela em aberto"))
+		return u.refused(c, "pix", errs.E(errs.Rule, "nothing_due", "%s", langOf(c).T("este contrato não tem parcela em aberto")))
 	}
 	seq := due.Installments[0].Seq
 	ch, err := u.d.Charges.Issue(ctx, t, charges.Input{DebtorKey: dk, ContractID: cid, Seq: seq, Method: charges.PIX})
@@ -680,7 +743,7 @@ func (u *UI) dashboard(c echo.Context) error {
 	if err != nil {
 		return u.fail(c, err)
 	}
-	d, err := u.dashboardRows(c.Request().Context(), t)
+	d, err := u.dashboardRows(c.Request().Context(), t, langOf(c))
 	if err != nil {
 		return u.fail(c, err)
 	}
@@ -689,22 +752,24 @@ func (u *UI) dashboard(c echo.Context) error {
 
 // dashboardCSV is one of the dashboard's tables for a spreadsheet
 // (?table=, buckets by default): codes, counts and cents, so it adds up
-// without parsing reais, and rates in parts per million.
+// without parsing reais, and rates in parts per million; the bucket's
+// name in the page's language.
 func (u *UI) dashboardCSV(c echo.Context) error {
 	t, err := u.tenant(c)
 	if err != nil {
 		return u.fail(c, err)
 	}
+	lg := langOf(c)
 	table := cmp.Or(c.QueryParam("table"), "buckets")
 	if !slices.Contains(csvTables, table) {
-		return u.fail(c, errs.E(errs.Invalid, "invalid_table", "table deve ser uma de: %s", strings.Join(csvTables, ", ")))
+		return u.fail(c, errs.E(errs.Invalid, "invalid_table", "%s", lg.Tf("table deve ser uma de: %s", strings.Join(csvTables, ", "))))
 	}
 	ctx := c.Request().Context()
 	var d dashboardData
 	if table == "buckets" {
 		d, err = u.bucketRows(ctx, t)
 	} else {
-		d, err = u.dashboardRows(ctx, t)
+		d, err = u.dashboardRows(ctx, t, lg)
 	}
 	if err != nil {
 		return u.fail(c, err)
@@ -719,15 +784,16 @@ func (u *UI) dashboardCSV(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
-	for _, row := range csvRows(table, d) {
+	for _, row := range csvRows(table, d, lg) {
 		_ = w.Write(row)
 	}
 	w.Flush()
 	return w.Error()
 }
 
-// csvRows are a dashboard table's rows, its header first.
-func csvRows(table string, d dashboardData) [][]string {
+// csvRows are a dashboard table's rows, its header first: codes and
+// numbers as they are, the bucket's name in lg.
+func csvRows(table string, d dashboardData, lg lang) [][]string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	i := func(v int) string { return strconv.Itoa(v) }
 	var rows [][]string
@@ -735,7 +801,7 @@ func csvRows(table string, d dashboardData) [][]string {
 	case "buckets":
 		rows = append(rows, []string{"date", "bucket", "bucketName", "contracts", "outstandingCents"})
 		for _, r := range d.Buckets {
-			rows = append(rows, []string{d.Today, r.Code, r.Name, n(r.Contracts), n(r.OutstandingCents)})
+			rows = append(rows, []string{d.Today, r.Code, lg.T(r.Name), n(r.Contracts), n(r.OutstandingCents)})
 		}
 	case "promises":
 		rows = append(rows, []string{"from", "to", "made", "kept", "broken", "keptPpm"})
@@ -807,7 +873,7 @@ func (u *UI) queue(c echo.Context) error {
 	date := calendar.Today(u.d.Clock.Now(), t.Location)
 	if s := c.QueryParam("date"); s != "" {
 		if date, err = calendar.Parse(s); err != nil {
-			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "a data deve ser AAAA-MM-DD"))
+			return u.fail(c, errs.E(errs.Invalid, "invalid_date", "%s", langOf(c).T("a data deve ser AAAA-MM-DD")))
 		}
 	}
 	tasks, err := u.d.Desk.Queue(c.Request().Context(), t, date.String())
@@ -846,7 +912,7 @@ func (u *UI) taskOutcome(c echo.Context) error {
 	var at time.Time
 	if s := strings.TrimSpace(c.FormValue("callbackAt")); s != "" {
 		if at, err = time.ParseInLocation("2006-01-02T15:04", s, t.Location); err != nil {
-			return u.refused(c, "call", errs.E(errs.Invalid, "invalid_callback", "informe o dia e a hora do retorno"))
+			return u.refused(c, "call", errs.E(errs.Invalid, "invalid_callback", "%s", langOf(c).T("informe o dia e a hora do retorno")))
 		}
 	}
 	if err := u.d.Desk.Record(c.Request().Context(), t, date, dk, cid, holder(c), outcome, at); err != nil {

@@ -18,8 +18,11 @@ import (
 // run items and one COUNT per shard. The arithmetic lives here, apart from
 // the reads, so each rate is tested on its own.
 
+// csvTables are the dashboard's CSV downloads (?table=), in page order.
+var csvTables = []string{"buckets", "promises", "cure", "contacts", "collectors", "shards"}
+
 // rate is part over whole in parts per million (0 when whole is 0): the
-// rolls' unit, written by ppmText.
+// rolls' unit, written by lang.ppm.
 func rate(part, whole int64) int64 {
 	if whole <= 0 {
 		return 0

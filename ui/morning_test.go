@@ -19,7 +19,7 @@ import (
 )
 
 // TestCollectorsMorning: an operator logs in, finds a debtor by CPF (as
-// typed, with punctuation), shows the phone to call (an audit event
+// typed, with punctuation), by phone and by contract id, shows the phone to call (an audit event
 // appears on the page), records the promise the debtor made and issues a
 // Pix from the 360 whose QR the page shows.
 func TestCollectorsMorning(t *testing.T) {
@@ -71,6 +71,15 @@ func TestCollectorsMorning(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("profile")))
 	if loc := location(t, ctx); !strings.HasSuffix(loc, "/ui/debtors/"+r.DebtorKey) {
 		t.Fatalf("search by %s: at %s", cpf, loc)
+	}
+	// The same debtor by phone, as the collector would type it, and by
+	// contract id: each lands on the 360 (ADR 0084).
+	for _, q := range []string{"(11) 98888-7777", "C-DESK-1"} {
+		run(t, ctx, "search by "+q, chromedp.Navigate(env.URL+"/ui/debtors"), chromedp.WaitVisible(chromedp.ID("find")),
+			chromedp.SendKeys(chromedp.ID("q"), q), chromedp.Submit(chromedp.ID("find")), chromedp.WaitVisible(chromedp.ID("profile")))
+		if loc := location(t, ctx); !strings.HasSuffix(loc, "/ui/debtors/"+r.DebtorKey) {
+			t.Fatalf("search by %s: at %s", q, loc)
+		}
 	}
 	if overdue := text("overdue", chromedp.CSS(`#contract-C-DESK-1 .due-overdue`)); overdue == "R$ 0,00" {
 		t.Errorf("a late contract owes %s today", overdue)

@@ -23,10 +23,10 @@ import (
 // rollLinks are the transitions the chart draws: a bucket rolling into
 // the next one, and current contracts entering delinquency.
 var rollLinks = []struct{ From, To, Name, Color string }{
-	{report.StateCurrent, regua.BucketD001_030, "em dia → 1–30", "#4d7c0f"},
-	{regua.BucketD001_030, regua.BucketD031_060, "1–30 → 31–60", "#d97706"},
-	{regua.BucketD031_060, regua.BucketD061_090, "31–60 → 61–90", "#dc2626"},
-	{regua.BucketD061_090, regua.BucketD091_PLUS, "61–90 → 90+", "#7f1d1d"},
+	{report.StateCurrent, regua.BucketD001_030, msg("em dia → 1–30"), "#4d7c0f"},
+	{regua.BucketD001_030, regua.BucketD031_060, msg("1–30 → 31–60"), "#d97706"},
+	{regua.BucketD031_060, regua.BucketD061_090, msg("31–60 → 61–90"), "#dc2626"},
+	{regua.BucketD061_090, regua.BucketD091_PLUS, msg("61–90 → 90+"), "#7f1d1d"},
 }
 
 // rollMonths is how many month-over-month points the chart shows.
@@ -124,14 +124,15 @@ func rollSeries(exports []*report.Export, tenantID string) []rollPoint {
 	return pts
 }
 
-// rollChart draws the series as a line chart in SVG. It holds only
-// numbers and fixed words, never text from a request or an item.
-func rollChart(pts []rollPoint) template.HTML {
+// rollChart draws the series as a line chart in SVG, its words in l. It
+// holds only numbers and fixed words, never text from a request or an
+// item.
+func rollChart(l lang, pts []rollPoint) template.HTML {
 	const w, h, left, top, bottom = 640, 260, 48, 16, 40
 	plotW, plotH := w-left-150, h-top-bottom
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-labelledby="roll-title" viewBox="0 0 %d %d" width="100%%" class="rolls">`, w, h)
-	b.WriteString(`<title id="roll-title">Taxas de rolagem mês a mês</title>`)
+	fmt.Fprintf(&b, `<title id="roll-title">%s</title>`, template.HTMLEscapeString(l.T("Taxas de rolagem mês a mês")))
 	var top100 int64 = 1
 	for _, p := range pts {
 		for _, v := range p.PPM {
@@ -154,16 +155,18 @@ func rollChart(pts []rollPoint) template.HTML {
 	for i, p := range pts {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>`, x(i), h-bottom+18, p.Month)
 	}
-	for li, l := range rollLinks {
+	for li, link := range rollLinks {
+		name := l.T(link.Name)
 		var path []string
 		for i, p := range pts {
 			y := top + plotH - int(p.PPM[li]*int64(plotH)/scale)
 			path = append(path, fmt.Sprintf("%d,%d", x(i), y))
-			fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="3" fill="%s"><title>%s em %s: %.1f%%</title></circle>`, x(i), y, l.Color, l.Name, p.Month, float64(p.PPM[li])/10_000)
+			fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="3" fill="%s"><title>%s</title></circle>`, x(i), y, link.Color,
+				template.HTMLEscapeString(l.Tf("%s em %s: %s", name, p.Month, l.ppm(p.PPM[li]))))
 		}
-		fmt.Fprintf(&b, `<polyline class="roll-line" fill="none" stroke="%s" stroke-width="2" points="%s"/>`, l.Color, strings.Join(path, " "))
+		fmt.Fprintf(&b, `<polyline class="roll-line" fill="none" stroke="%s" stroke-width="2" points="%s"/>`, link.Color, strings.Join(path, " "))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d" font-size="12">%s</text>`,
-			left+plotW+16, top+li*20, l.Color, left+plotW+32, top+li*20+10, l.Name)
+			left+plotW+16, top+li*20, link.Color, left+plotW+32, top+li*20+10, template.HTMLEscapeString(name))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // numbers and the fixed names above only
@@ -176,10 +179,4 @@ func exportsDirUsable(dir string) bool {
 	}
 	st, err := os.Stat(dir)
 	return err == nil && st.IsDir()
-}
-
-// ppmText writes parts per million as a percentage with one decimal
-// (12,5 %).
-func ppmText(ppm int64) string {
-	return strings.Replace(fmt.Sprintf("%.1f %%", float64(ppm)/10_000), ".", ",", 1)
 }

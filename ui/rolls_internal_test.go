@@ -37,12 +37,19 @@ func TestRollSeriesAndChart(t *testing.T) {
 	if got := pts[1].PPM; got[0] != 0 || got[1] != 1_000_000 || got[2] != 1_000_000 {
 		t.Errorf("October rates %v", got)
 	}
-	svg := string(rollChart(pts))
-	if n := strings.Count(svg, `class="roll-line"`); n != len(rollLinks) || !strings.Contains(svg, "10/2026") || !strings.HasPrefix(svg, "<svg") {
+	svg := string(rollChart(portuguese, pts))
+	if n := strings.Count(svg, `class="roll-line"`); n != len(rollLinks) || !strings.Contains(svg, "10/2026") || !strings.HasPrefix(svg, "<svg") ||
+		!strings.Contains(svg, "em dia → 1–30") {
 		t.Errorf("chart: %d lines\n%s", n, svg)
 	}
-	if ppmText(125_000) != "12,5 %" {
-		t.Errorf("ppmText: %q", ppmText(125_000))
+	if en := string(rollChart(english, pts)); !strings.Contains(en, "current → 1–30") || !strings.Contains(en, "Roll rates month over month") {
+		t.Errorf("chart in English:\n%s", en)
+	}
+	if got := portuguese.ppm(125_000); got != "12,5 %" {
+		t.Errorf("ppm in Portuguese: %q", got)
+	}
+	if got := english.ppm(125_000); got != "12.5%" {
+		t.Errorf("ppm in English: %q", got)
 	}
 }
 

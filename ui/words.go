@@ -4,14 +4,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"lastro/collections/calendar"
 )
 
-// The pages speak Portuguese first (ADR 0080): the words below are the
-// labels of codes the API answers as is (statuses, buckets, events), so
-// the API stays stable and the pages read as a Brazilian collector says.
+// The pages speak Portuguese first (ADR 0080, 0086): the words below are
+// the labels of codes the API answers as is (statuses, buckets, events),
+// so the API stays stable and the pages read as a Brazilian collector
+// says. Each word is a message id: englishTexts (words_en.go) has its
+// English.
 
 // bucketNames are the portfolio buckets as a collector says them.
 var bucketNames = map[string]string{
@@ -34,9 +35,12 @@ var labels = map[string]string{
 	// contact gateway reasons
 	"LIMIT": "limite diário de contatos atingido", "WINDOW": "fora do horário permitido", "HOLIDAY": "feriado",
 	"OPT_OUT": "o devedor pediu para não ser contatado por este canal", "DISPUTE": "contestação em aberto",
+	"NO_ADDRESS": "sem endereço no canal", // SKIPPED_NO_ADDRESS's reason, on the dashboard (ADR 0085)
 	// call outcomes
 	"REACHED": "falou com o devedor", "NO_ANSWER": "não atendeu", "WRONG_NUMBER": "número errado", "REFUSED": "recusou-se a falar",
 	"PROMISE": "promessa de pagamento", "CALLBACK": "pediu retorno",
+	// a CALL attempt once its outcome is recorded (ADR 0085)
+	"CALLED": "ligação registrada",
 	// roles
 	"operator": "operador(a)", "supervisor": "supervisor(a)", "compliance": "compliance",
 }
@@ -54,40 +58,9 @@ var eventNames = map[string]string{
 	"BureauReported": "Negativado no birô", "BureauRemoved": "Negativação retirada", "NoticeDelivered": "Notificação prévia entregue",
 }
 
-// label is the word for code, or code itself when it has none.
-func label(code string) string {
-	if l, ok := labels[code]; ok {
-		return l
-	}
-	return code
-}
-
-// bucketName is a bucket in words ("" for none).
-func bucketName(code any) string {
-	s := deref(code)
-	if n, ok := bucketNames[s]; ok {
-		return n
-	}
-	return s
-}
-
-// eventName is an audit event in words.
-func eventName(code string) string {
-	if n, ok := eventNames[code]; ok {
-		return n
-	}
-	return code
-}
-
-// brDate writes an ISO civil date as 29/09/2026 (as is when it is not one).
-func brDate(v any) string {
-	s := deref(v)
-	d, err := calendar.Parse(s)
-	if err != nil {
-		return s
-	}
-	return d.Midnight(time.UTC).Format("02/01/2006")
-}
+// bucketName is a bucket in words, in Portuguese: the message id a page
+// translates with {{t}} ("" for none).
+func bucketName(code any) string { return portuguese.bucket(code) }
 
 // deref reads a string or a *string (the view's optional fields).
 func deref(v any) string {
@@ -102,22 +75,9 @@ func deref(v any) string {
 	return ""
 }
 
-// brTime writes an RFC 3339 instant in loc as 29/09/2026 14:05.
-func brTime(loc *time.Location, v any) string {
-	s := deref(v)
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return s
-	}
-	if loc == nil {
-		loc = time.UTC
-	}
-	return t.In(loc).Format("02/01/2006 15:04")
-}
-
-// detailText renders an event's details as words a collector reads:
+// details renders an event's details as words a collector reads, in l:
 // amounts in reais, dates as dates, codes as labels.
-func detailText(details map[string]any) string {
+func (l lang) details(details map[string]any) string {
 	var parts []string
 	for _, k := range sortedKeys(details) {
 		v := details[k]
@@ -127,15 +87,18 @@ func detailText(details map[string]any) string {
 		case float64:
 			val = strconv.FormatFloat(x, 'f', -1, 64)
 			if strings.HasSuffix(k, "Cents") {
-				name, val = strings.TrimSuffix(k, "Cents"), money(int64(x))
+				name, val = strings.TrimSuffix(k, "Cents"), l.money(int64(x))
 			}
 		case string:
-			val = label(x)
+			val = l.label(x)
 			if _, err := calendar.Parse(x); err == nil {
-				val = brDate(x)
+				val = l.date(x)
 			}
 		case bool:
-			val = map[bool]string{true: "sim", false: "não"}[x]
+			val = l.T("não")
+			if x {
+				val = l.T("sim")
+			}
 		default:
 			continue
 		}

@@ -40,7 +40,7 @@ func backupCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	arn := fs.String("backup", "", "restore: the backup's ARN (lastro backup list)")
 	at := fs.String("at", "", "restore: a point in time (RFC 3339) within the PITR window, instead of --backup")
 	target := fs.String("target", "", "restore, drill: the new table to restore into (never the source)")
-	verify := fs.Bool("verify", false, "restore: count the items per type in both tables")
+	verify := fs.Bool("verify", false, "restore: count the items per type in both tables (with --at, what changed since shows as differences)")
 	keep := fs.Bool("keep", false, "drill: keep the restored table")
 	cfg, err := loadConfig(fs, args[1:], os.Getenv)
 	if err != nil {

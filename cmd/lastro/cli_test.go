@@ -118,6 +118,7 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		{[]string{"ddb", "-h"}, []string{"ddb serve"}, nil},
 		{[]string{"boleto", "parse", "-h"}, []string{"-today"}, nil},
 		{[]string{"boleto", "-h"}, []string{"boleto parse"}, nil},
+		{[]string{"rotate", "debtor-keys", "-h"}, []string{"-tenant", "-wcu", "-data-dir"}, []string{"-max-conns", "-addr", "-out"}},
 		{[]string{"-h"}, []string{"serve", "inspect", "demo seed", "worker", "stream"}, nil},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,9 @@ type config struct {
 	Shards     int              // LASTRO_SHARDS
 	KMSKeyID   string           // LASTRO_KMS_KEY_ID
 	DataKey    string           // LASTRO_DATA_KEY (base64, 32 bytes)
+	DataKeyID  string           // LASTRO_DATA_KEY_ID: the id the data key's seals record
+	OldKeys    string           // LASTRO_OLD_DATA_KEYS: id:base64,... kept to open, never to seal
+	OldKMSKeys string           // LASTRO_OLD_KMS_KEY_IDS: KMS key ARNs kept to open
 	StoreAddr  string           // LASTRO_STORE_ADDR; empty keeps the embedded store off the network
 	StoreCache int64            // LASTRO_STORE_CACHE_MB, in bytes: the embedded store's block cache
 	AgendaHour int              // LASTRO_AGENDA_HOUR: local hour each tenant's agenda runs from
@@ -119,6 +122,9 @@ var configVars = []struct{ env, flag, def, help string }{
 	{"LASTRO_SHARDS", "shards", "16", "agenda shards for new tenants"},
 	{"LASTRO_KMS_KEY_ID", "kms-key-id", "", "KMS key for personal data (production)"},
 	{"LASTRO_DATA_KEY", "data-key", "", "base64 32-byte data key; generated in the data dir when empty"},
+	{"LASTRO_DATA_KEY_ID", "data-key-id", "v1", "id of LASTRO_DATA_KEY, recorded in what it seals (v1: the key of a deployment that never rotated; docs/adr/0083)"},
+	{"LASTRO_OLD_DATA_KEYS", "old-data-keys", "", "id:base64 data keys, comma-separated, kept after a rotation to open what they sealed until lastro rotate data-key says they can be retired"},
+	{"LASTRO_OLD_KMS_KEY_IDS", "old-kms-key-ids", "", "comma-separated KMS key ARNs kept after a rotation to open personal data they wrapped"},
 	{"LASTRO_AGENDA_HOUR", "agenda-hour", "8", "local hour (0-23, in each tenant's time zone) from which serve runs the day's agenda"},
 	{"LASTRO_SCHEDULER", "scheduler", "on", "on: serve runs each tenant's agenda once a day; off: only POST /v1/agenda/run and lastro worker do"},
 	{"LASTRO_PSP_SANDBOX", "psp-sandbox", "auto", "auto: serve mounts the sandbox Pix PSP under /psp-sandbox (the PSP of tenants that configured none) only on the embedded store; on: the same, refused with an endpoint; off: never; force: also with an endpoint (never in production)"},
@@ -274,6 +280,7 @@ func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		Endpoint: *vals["LASTRO_DYNAMODB_ENDPOINT"], Table: *vals["LASTRO_TABLE"], DataDir: *vals["LASTRO_DATA_DIR"],
 		Addr: *vals["LASTRO_ADDR"], AdminToken: *vals["LASTRO_ADMIN_TOKEN"], Now: *vals["LASTRO_NOW"], Shards: shards,
 		KMSKeyID: *vals["LASTRO_KMS_KEY_ID"], DataKey: *vals["LASTRO_DATA_KEY"], StoreAddr: *vals["LASTRO_STORE_ADDR"],
+		DataKeyID: *vals["LASTRO_DATA_KEY_ID"], OldKeys: *vals["LASTRO_OLD_DATA_KEYS"], OldKMSKeys: *vals["LASTRO_OLD_KMS_KEY_IDS"],
 		Limits: lim, Egress: egressPolicy,
 	}, nil
 }

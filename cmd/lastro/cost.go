@@ -23,6 +23,7 @@ import (
 	"lastro/cost"
 	"lastro/ddblocal"
 	"lastro/engine"
+	"lastro/tenant"
 )
 
 // costNow is the instant lastro cost freezes the engine's clock at:
@@ -78,7 +79,12 @@ func newCostEngine(ctx context.Context, o costEngineOptions) (*costEngine, error
 		return nil, err
 	}
 	c.db = kit.NewEmbeddedClient(kit.InProcessEndpoint, kit.InProcess(c.store.Handler()))
-	c.Engine, err = engine.New(ctx, engine.Deps{DB: c.db, Table: "lastro", Clock: c.clock, Logger: o.log,
+	// The caches of tenants and keys expire on the wall clock: a slow,
+	// loaded machine would otherwise charge an operation the read of a
+	// key warmed long before. Kept for the run, so each operation pays for
+	// itself alone, as in steady state, whatever the machine's speed.
+	auth := tenant.Options{TenantCacheTTL: time.Hour, KeyCacheTTL: time.Hour}
+	c.Engine, err = engine.New(ctx, engine.Deps{DB: c.db, Table: "lastro", Clock: c.clock, Logger: o.log, Auth: auth,
 		DataKey: secret.Random(32), AdminToken: costAdminToken, Shards: o.shards,
 		Sender: contactlimit.NewOutbox(filepath.Join(files, "outbox.jsonl")), Bureau: agenda.NewFileBureau(filepath.Join(files, "bureau.jsonl"))})
 	if err != nil {

@@ -104,7 +104,11 @@ func (a *app) open(ctx context.Context) error {
 		return err
 	}
 	a.admin = admin
-	sealer, err := newSealer(ctx, cfg, key)
+	ring, err := dataKeyRing(cfg, key)
+	if err != nil {
+		return err
+	}
+	sealer, err := newSealer(ctx, cfg, ring)
 	if err != nil {
 		return err
 	}
@@ -125,7 +129,7 @@ func (a *app) open(ctx context.Context) error {
 		Fallback: contactlimit.NewOutbox(filepath.Join(files, "outbox.jsonl"))}
 	bureau := agenda.NewFileBureau(filepath.Join(files, "bureau.jsonl"))
 	log.Info("contact outbox and bureau files", "dir", files)
-	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key,
+	a.Engine, err = engine.New(ctx, engine.Deps{DB: a.db, Table: cfg.Table, Clock: clk, Logger: log, DataKey: key, DataKeyID: ring[0].ID, OldDataKeys: ring[1:],
 		Sealer: sealer, AdminToken: admin, Shards: cfg.Shards, Sender: sender, Bureau: bureau,
 		TrustedProxies: cfg.TrustedProxies, Egress: cfg.Egress, ExportsDir: a.exportsDir()})
 	return err
@@ -253,17 +257,45 @@ func adminToken(configured, dir string, log *slog.Logger) (string, error) {
 	return token, nil
 }
 
-// newSealer encrypts personal data with KMS when LASTRO_KMS_KEY_ID is set,
-// else with a raw AES keyring derived from the data key (ADR 0006).
-func newSealer(ctx context.Context, cfg config, dataKey []byte) (*pii.ESDK, error) {
+// dataKeyRing is the data key under its id (LASTRO_DATA_KEY_ID), which
+// seals, then the old keys kept to open (LASTRO_OLD_DATA_KEYS; ADR 0083).
+func dataKeyRing(cfg config, key []byte) ([]secret.Key, error) {
+	id := cfg.DataKeyID
+	if id == "" {
+		id = secret.LegacyKeyID
+	}
+	if !secret.ValidKeyID(id) {
+		return nil, fmt.Errorf("LASTRO_DATA_KEY_ID must be 1-16 of a-z, 0-9 and -")
+	}
+	old, err := secret.ParseKeys(cfg.OldKeys)
+	if err != nil {
+		return nil, fmt.Errorf("LASTRO_OLD_DATA_KEYS: %w", err)
+	}
+	return append([]secret.Key{{ID: id, Bytes: key}}, old...), nil
+}
+
+// newSealer encrypts personal data with KMS when LASTRO_KMS_KEY_ID is set
+// (opening also under LASTRO_OLD_KMS_KEY_IDS), else with raw AES keyrings
+// derived from the data keys of ring, the first sealing (ADRs 0006, 0083).
+func newSealer(ctx context.Context, cfg config, ring []secret.Key) (*pii.ESDK, error) {
 	if cfg.KMSKeyID == "" {
-		return pii.NewLocal(ctx, dataKey)
+		var keys []pii.LocalKey
+		for _, k := range ring {
+			keys = append(keys, pii.LocalKey{ID: k.ID, DataKey: k.Bytes})
+		}
+		return pii.NewLocalRing(ctx, keys[0], keys[1:]...)
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration for KMS: %w", err)
 	}
-	return pii.NewKMS(ctx, cfg.KMSKeyID, kms.NewFromConfig(awsCfg))
+	var old []string
+	for _, id := range strings.Split(cfg.OldKMSKeys, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			old = append(old, id)
+		}
+	}
+	return pii.NewKMSRing(ctx, cfg.KMSKeyID, old, kms.NewFromConfig(awsCfg))
 }
 
 // Close stops the embedded store, if any. It is safe on an app that

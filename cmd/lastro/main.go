@@ -72,6 +72,12 @@ commands:
   tenant offboard T --out DIR [--wcu N]
                hand the tenant's data over to DIR, delete every item of it (rate-limited,
                resumable), its secrets last, and prove with counts that nothing of it remains
+  rotate debtor-keys --tenant T [--wcu N] [--settle 30s]
+               rotates the tenant's debtor-key secret: a new version for new debtors, then moves every
+               debtor collection to its new key (copy, verify, switch, delete; resumable, ADR 0075)
+  rotate data-key [--new-key FILE|env:NAME [--new-key-id ID] | --new-kms-key ARN] [--wcu N]
+               re-seal every tenant's secrets and every profile under the new data key (the
+               configured ones kept to open; rate-limited, resumable) until none is under an old one
   lgpd erase-due --tenant T
                erase the personal data of every debtor past the tenant's retention (LGPD art. 16)
   iam policy --role api|worker|stream|lambda [--region R] [--account A]
@@ -135,6 +141,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reportCmd(args[1:], stdout, stderr)
 	case "tenant":
 		return tenantCmd(ctx, args[1:], stdout, stderr)
+	case "rotate":
+		return rotateCmd(ctx, args[1:], stdout, stderr)
 	case "lgpd":
 		return lgpdCmd(ctx, args[1:], stdout, stderr)
 	case "iam":

@@ -209,3 +209,40 @@ func cloudFormationRoles(tmpl []byte) ([]byte, error) {
 	}
 	return json.MarshalIndent(t, "", "  ")
 }
+
+// rotateDebtorKeysCmd: lastro rotate debtor-keys --tenant T [--wcu N]
+// [--settle D] (docs/adr/0075).
+func rotateDebtorKeysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("rotate debtor-keys", "--tenant T [--wcu N] [--settle D] [flags]", stderr)
+	id := fs.String("tenant", "", "tenant whose debtor-key secret is rotated")
+	wcu := fs.Float64("wcu", 200, "write capacity units a second the moves may spend (0: no limit)")
+	settle := fs.Duration("settle", tenant.DefaultTenantCacheTTL, "keep the old profiles at least this long after the new secret became current, for instances that cached the tenant before it")
+	cfg, err := loadConfig(fs, args[1:], os.Getenv)
+	if err != nil {
+		return err
+	}
+	if !tenant.ValidID(*id) {
+		return fmt.Errorf("--tenant must be a tenant id")
+	}
+	if *settle < 0 {
+		return fmt.Errorf("--settle must be 0 or more")
+	}
+	if *wcu < 0 {
+		return fmt.Errorf("--wcu must be 0 or more")
+	}
+	e, err := opsApp(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	rep, err := ops.RotateDebtorKeys(ctx, e.opsDeps(stderr), *id, ops.RotateOptions{WCU: *wcu, Settle: *settle})
+	if rep != nil {
+		if perr := printJSON(stdout, rep); err == nil {
+			err = perr
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: run the same command again to resume")
+	}
+	return err
+}

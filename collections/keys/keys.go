@@ -93,6 +93,12 @@ var Registry = []Prefix{
 	{"IN", SK, 1, "instalment", []string{"seq"}},
 	{"PROMISE", SK, 1, "payment promise", []string{"promiseId"}},
 	{"WL", PK, 1, "collector's call list of one day (ADR 0066)", []string{"date"}},
+	// The desk's searches (ADR 0084): one partition per phone (its HMAC
+	// under the tenant's debtor-key secret, never the number) and per
+	// contract id, listing every debtor it names.
+	{"PHONE", PK, 1, "phone lookup: the debtors registered with one phone, by the phone's HMAC (ADR 0084)", []string{"phoneHash"}},
+	{"CTID", PK, 1, "contract-id lookup: the debtors holding a contract of that id (ADR 0084)", []string{"contractId"}},
+	{"DEBTOR", SK, 0, "a lookup's entry naming one debtor (ADR 0084)", []string{"debtorKey"}},
 	{"CALL", SK, 0, "call task of one debtor's contract on the day's call list (ADR 0066)", []string{"debtorKey", "contractId"}},
 
 	{"T", GSI1PK, 0, "tenant", []string{"tenantId"}},
@@ -400,6 +406,24 @@ func CallTask(debtorKey, contractID string) string { return join("CALL", debtorK
 
 // CallTasksOf selects one debtor's tasks on a day's call list.
 func CallTasksOf(debtorKey string) string { return join("CALL", debtorKey) + Sep }
+
+// PhoneLookup is the partition listing the debtors registered with one
+// phone: phoneHash is the HMAC of the phone in E.164 under the tenant's
+// debtor-key secret, never the number (ADR 0084).
+func PhoneLookup(t, phoneHash string) string { return join("T", t, "PHONE", phoneHash) }
+
+// ContractLookup is the partition listing the debtors holding a contract
+// of contractID: contract ids are unique per debtor, not per tenant
+// (ADR 0084).
+func ContractLookup(t, contractID string) string { return join("T", t, "CTID", contractID) }
+
+// LookupEntry is the sort key, in a phone or contract-id lookup
+// partition, of the entry naming one debtor: a Query on the partition
+// lists every match.
+func LookupEntry(debtorKey string) string { return join("DEBTOR", debtorKey) }
+
+// LookupEntryPrefix selects a lookup partition's entries.
+const LookupEntryPrefix = "DEBTOR" + Sep
 
 // Limit is the sort key of the daily contact counter for a civil date.
 func Limit(localDate string) string { return join("LIMIT", localDate) }

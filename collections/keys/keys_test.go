@@ -71,6 +71,9 @@ func TestEveryBuiltKeyParsesBack(t *testing.T) {
 		{SK, Limit("2026-08-10"), "daily contact counter localDate=2026-08-10"},
 		{PK, WorkList("t042", "2026-08-10"), "tenant tenantId=t042 / collector's call list of one day (ADR 0066) date=2026-08-10"},
 		{SK, CallTask("9f2c1a7e4b0d3e61", "C-1"), "call task of one debtor's contract on the day's call list (ADR 0066) debtorKey=9f2c1a7e4b0d3e61 contractId=C-1"},
+		{PK, PhoneLookup("t042", "5f0c9e2b7a1d4c3e8b6a0f1e2d3c4b5a"), "tenant tenantId=t042 / phone lookup: the debtors registered with one phone, by the phone's HMAC (ADR 0084) phoneHash=5f0c9e2b7a1d4c3e8b6a0f1e2d3c4b5a"},
+		{PK, ContractLookup("t042", "C-2026-004512"), "tenant tenantId=t042 / contract-id lookup: the debtors holding a contract of that id (ADR 0084) contractId=C-2026-004512"},
+		{SK, LookupEntry("9f2c1a7e4b0d3e61"), "a lookup's entry naming one debtor (ADR 0084) debtorKey=9f2c1a7e4b0d3e61"},
 		{SK, Run("2026-08-10", 3), "agenda run of one shard on one date: lease and checkpoint date=2026-08-10 shard=03"},
 		{SK, Wake("2026-08-10", time.Date(2026, 8, 10, 13, 0, 0, 0, time.UTC)), "agenda wake-up: a contact window opening that blocked contacts wait for (ADR 0064) date=2026-08-10 ts=2026-08-10T13:00:00.000Z"},
 		{PK, Outbox("t042", 5), "tenant tenantId=t042 / contact outbox of one agenda shard: attempts still to deliver (ADR 0062) shard=05"},
@@ -181,6 +184,30 @@ func TestValidIdentifier(t *testing.T) {
 	for _, bad := range []string{"", "C#1", "C 1", "C/1", "ç", strings.Repeat("x", 65), "C\n"} {
 		if ValidIdentifier(bad) {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestLookupPartitionsHoldOnlyTheirEntries: a phone or contract-id lookup
+// partition is apart from every debtor partition (the 360's Query never
+// reads it) and its entries are one begins_with range, one per debtor.
+func TestLookupPartitionsHoldOnlyTheirEntries(t *testing.T) {
+	t.Parallel()
+	for _, pk := range []string{PhoneLookup("t042", "ab12"), ContractLookup("t042", "C-1")} {
+		if strings.HasPrefix(pk, Debtor("t042", "")) || !strings.HasPrefix(pk, TenantPrefix("t042")) {
+			t.Errorf("%q: not a tenant's own lookup partition", pk)
+		}
+	}
+	if ContractLookup("t042", "C-1") == ContractLookup("t042", "C-10") || PhoneLookup("t1", "ab") == PhoneLookup("t2", "ab") {
+		t.Error("lookup partitions collide")
+	}
+	a, b := LookupEntry("9f2c1a7e4b0d3e61"), LookupEntry("0a2c1a7e4b0d3e61")
+	if !strings.HasPrefix(a, LookupEntryPrefix) || !strings.HasPrefix(b, LookupEntryPrefix) || a == b {
+		t.Errorf("entries %q, %q", a, b)
+	}
+	for _, sk := range []string{ProfileSK, Contract("C-1"), DebtorEvent(time.Now(), "e")} {
+		if strings.HasPrefix(sk, LookupEntryPrefix) {
+			t.Errorf("%q selected by the lookup entries' prefix", sk)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	mpl "github.com/aws/aws-cryptographic-material-providers-library/releases/go/mpl/awscryptographymaterialproviderssmithygenerated"
@@ -54,12 +55,16 @@ const Suite = mpltypes.ESDKAlgorithmSuiteIdAlgAes256GcmHkdfSha512CommitKey
 // was sealed under another key.
 var ErrOpen = errors.New("pii: cannot decrypt personal data")
 
-// ESDK is the Encryption SDK sealer.
+// ESDK is the Encryption SDK sealer. It seals under one key (the current
+// one) and opens under a ring of keys: after a rotation the old keys stay
+// for decryption until no message is wrapped under them (docs/adr/0083).
 type ESDK struct {
 	client  *esdk.Client
-	cmm     mpltypes.ICryptographicMaterialsManager
+	cmm     mpltypes.ICryptographicMaterialsManager // seals: the current key only
+	open    mpltypes.ICryptographicMaterialsManager // opens: every key of the ring
 	keyring string
-	raw     *rawOpener // the raw AES keyring's messages, opened natively; nil for KMS
+	current string       // the id of the key that seals: a local key id, or a KMS key
+	raw     []*rawOpener // the raw AES keyrings' messages, opened natively; nil for KMS
 	// sdk serialises the SDK's calls under the raw AES keyring (nil for
 	// KMS, whose calls are not serialised): that keyring writes shared
 	// state on every wrap and unwrap (a lazily set flag of the Dafny
@@ -72,11 +77,23 @@ type ESDK struct {
 // key from the data key; changing it orphans every stored profile.
 const LocalKeyInfo = "lastro/pii/raw-aes/v1"
 
-// The raw AES keyring's names, in every message it wraps a data key for.
+// The raw AES keyring's namespace, in every message it wraps a data key
+// for, with the key name localKeyPrefix + the key's id: "pii-v1" for the
+// data key of a deployment that never rotated.
 const (
 	localNamespace = "lastro"
-	localKeyName   = "pii-v1"
+	localKeyPrefix = "pii-"
 )
+
+// LegacyKeyID is the id of the local data key before any rotation.
+const LegacyKeyID = "v1"
+
+// LocalKey is a data key of the local ring and its id (recorded in every
+// message as the wrapping key's name).
+type LocalKey struct {
+	ID      string
+	DataKey []byte
+}
 
 // DeriveKey derives the 32-byte raw AES wrapping key from the data key,
 // so the key that seals tenant secrets never wraps personal data itself.
@@ -85,34 +102,47 @@ func DeriveKey(dataKey []byte) ([]byte, error) {
 }
 
 // NewLocal returns a sealer with a raw AES-256-GCM keyring whose wrapping
-// key is derived from dataKey.
+// key is derived from dataKey, the legacy key.
 func NewLocal(ctx context.Context, dataKey []byte) (*ESDK, error) {
-	if len(dataKey) < 32 {
-		return nil, fmt.Errorf("pii: data key must be at least 32 bytes")
-	}
-	wrapping, err := DeriveKey(dataKey)
-	if err != nil {
-		return nil, fmt.Errorf("pii: derive key: %w", err)
-	}
+	return NewLocalRing(ctx, LocalKey{ID: LegacyKeyID, DataKey: dataKey})
+}
+
+// NewLocalRing returns a sealer that seals under current's raw AES keyring
+// and opens under it and every old key's.
+func NewLocalRing(ctx context.Context, current LocalKey, old ...LocalKey) (*ESDK, error) {
 	m, err := mpl.NewClient(mpltypes.MaterialProvidersConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("pii: material providers: %w", err)
 	}
-	kr, err := m.CreateRawAesKeyring(ctx, mpltypes.CreateRawAesKeyringInput{
-		KeyNamespace: localNamespace, KeyName: localKeyName, WrappingKey: wrapping,
-		WrappingAlg: mpltypes.AesWrappingAlgAlgAes256GcmIv12Tag16,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("pii: raw AES keyring: %w", err)
+	var rings []mpltypes.IKeyring
+	var raws []*rawOpener
+	for _, k := range append([]LocalKey{current}, old...) {
+		if len(k.DataKey) < 32 {
+			return nil, fmt.Errorf("pii: data key %s must be at least 32 bytes", k.ID)
+		}
+		wrapping, err := DeriveKey(k.DataKey)
+		if err != nil {
+			return nil, fmt.Errorf("pii: derive key: %w", err)
+		}
+		kr, err := m.CreateRawAesKeyring(ctx, mpltypes.CreateRawAesKeyringInput{
+			KeyNamespace: localNamespace, KeyName: localKeyPrefix + k.ID, WrappingKey: wrapping,
+			WrappingAlg: mpltypes.AesWrappingAlgAlgAes256GcmIv12Tag16,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pii: raw AES keyring: %w", err)
+		}
+		o, err := newRawOpener(localNamespace, localKeyPrefix+k.ID, wrapping)
+		if err != nil {
+			return nil, fmt.Errorf("pii: raw AES opener: %w", err)
+		}
+		rings, raws = append(rings, kr), append(raws, o)
 	}
-	s, err := newESDK(ctx, m, kr, "raw-aes")
+	s, err := newESDK(ctx, m, rings, "raw-aes")
 	if err != nil {
 		return nil, err
 	}
 	s.sdk = new(sync.Mutex)
-	if s.raw, err = newRawOpener(localNamespace, localKeyName, wrapping); err != nil {
-		return nil, fmt.Errorf("pii: raw AES opener: %w", err)
-	}
+	s.raw, s.current = raws, current.ID
 	return s, nil
 }
 
@@ -120,18 +150,58 @@ func NewLocal(ctx context.Context, dataKey []byte) (*ESDK, error) {
 // gets a fresh data key from KMS, and KMS sees the encryption context
 // (tenant and partition key) in its audit trail.
 func NewKMS(ctx context.Context, keyID string, client *kms.Client) (*ESDK, error) {
+	return NewKMSRing(ctx, keyID, nil, client)
+}
+
+// NewKMSRing returns a KMS sealer that seals under keyID and opens under
+// it and every old key (ARNs: a message records the key's ARN).
+func NewKMSRing(ctx context.Context, keyID string, old []string, client *kms.Client) (*ESDK, error) {
 	m, err := mpl.NewClient(mpltypes.MaterialProvidersConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("pii: material providers: %w", err)
 	}
-	kr, err := m.CreateAwsKmsKeyring(ctx, mpltypes.CreateAwsKmsKeyringInput{KmsClient: client, KmsKeyId: keyID})
-	if err != nil {
-		return nil, fmt.Errorf("pii: KMS keyring: %w", err)
+	var rings []mpltypes.IKeyring
+	for _, id := range append([]string{keyID}, old...) {
+		kr, err := m.CreateAwsKmsKeyring(ctx, mpltypes.CreateAwsKmsKeyringInput{KmsClient: client, KmsKeyId: id})
+		if err != nil {
+			return nil, fmt.Errorf("pii: KMS keyring: %w", err)
+		}
+		rings = append(rings, kr)
 	}
-	return newESDK(ctx, m, kr, "aws-kms")
+	s, err := newESDK(ctx, m, rings, "aws-kms")
+	if err != nil {
+		return nil, err
+	}
+	s.current = keyID
+	return s, nil
 }
 
-func newESDK(ctx context.Context, m *mpl.Client, kr mpltypes.IKeyring, name string) (*ESDK, error) {
+// newESDK builds the sealer over rings: the first seals, all of them
+// (a multi-keyring) open.
+func newESDK(ctx context.Context, m *mpl.Client, rings []mpltypes.IKeyring, name string) (*ESDK, error) {
+	cmm, err := requiredContextCMM(ctx, m, rings[0])
+	if err != nil {
+		return nil, err
+	}
+	open := cmm
+	if len(rings) > 1 {
+		multi, err := m.CreateMultiKeyring(ctx, mpltypes.CreateMultiKeyringInput{Generator: rings[0], ChildKeyrings: rings[1:]})
+		if err != nil {
+			return nil, fmt.Errorf("pii: multi-keyring: %w", err)
+		}
+		if open, err = requiredContextCMM(ctx, m, multi); err != nil {
+			return nil, err
+		}
+	}
+	policy := mpltypes.ESDKCommitmentPolicyRequireEncryptRequireDecrypt
+	c, err := esdk.NewClient(esdktypes.AwsEncryptionSdkConfig{CommitmentPolicy: &policy})
+	if err != nil {
+		return nil, fmt.Errorf("pii: encryption SDK: %w", err)
+	}
+	return &ESDK{client: c, cmm: cmm, open: open, keyring: name}, nil
+}
+
+func requiredContextCMM(ctx context.Context, m *mpl.Client, kr mpltypes.IKeyring) (mpltypes.ICryptographicMaterialsManager, error) {
 	base, err := m.CreateDefaultCryptographicMaterialsManager(ctx, mpltypes.CreateDefaultCryptographicMaterialsManagerInput{Keyring: kr})
 	if err != nil {
 		return nil, fmt.Errorf("pii: materials manager: %w", err)
@@ -144,12 +214,36 @@ func newESDK(ctx context.Context, m *mpl.Client, kr mpltypes.IKeyring, name stri
 	if err != nil {
 		return nil, fmt.Errorf("pii: required-context materials manager: %w", err)
 	}
-	policy := mpltypes.ESDKCommitmentPolicyRequireEncryptRequireDecrypt
-	c, err := esdk.NewClient(esdktypes.AwsEncryptionSdkConfig{CommitmentPolicy: &policy})
-	if err != nil {
-		return nil, fmt.Errorf("pii: encryption SDK: %w", err)
+	return cmm, nil
+}
+
+// Current is the id of the key that seals: a local key id, or the KMS
+// key as configured.
+func (s *ESDK) Current() string { return s.current }
+
+// KeyOf names the key a message's data key is wrapped under, read from
+// its header without opening it: a local key id, or a KMS key's ARN; ""
+// when the message is not one this package seals.
+func (s *ESDK) KeyOf(ciphertext []byte) string {
+	provider, info, ok := wrappingKey(ciphertext)
+	switch {
+	case !ok:
+		return ""
+	case provider == localNamespace:
+		// Raw AES provider info: the key name, the tag length and the IV
+		// length (4 bytes each), then the IV.
+		if len(info) < 8+ivLen {
+			return ""
+		}
+		name := string(info[:len(info)-8-ivLen])
+		id, ok := strings.CutPrefix(name, localKeyPrefix)
+		if !ok {
+			return ""
+		}
+		return id
+	default:
+		return string(info)
 	}
-	return &ESDK{client: c, cmm: cmm, keyring: name}, nil
 }
 
 // Keyring names the keyring.
@@ -183,8 +277,10 @@ func (s *ESDK) Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte
 	if len(ciphertext) == 0 {
 		return nil, ErrOpen // the SDK panics on an empty message
 	}
-	if s.raw != nil {
-		if p, err := s.raw.open(ciphertext, owner.context()); err == nil {
+	// Each opener recognises only messages wrapped under its own key's
+	// name, so this tries the key the message records.
+	for _, o := range s.raw {
+		if p, err := o.open(ciphertext, owner.context()); err == nil {
 			return p, nil
 		}
 	}
@@ -193,7 +289,7 @@ func (s *ESDK) Open(ctx context.Context, ciphertext []byte, owner Owner) ([]byte
 		defer s.sdk.Unlock()
 	}
 	out, err := s.client.Decrypt(ctx, esdktypes.DecryptInput{
-		Ciphertext: ciphertext, EncryptionContext: owner.context(), MaterialsManager: s.cmm,
+		Ciphertext: ciphertext, EncryptionContext: owner.context(), MaterialsManager: s.open,
 	})
 	if err != nil {
 		return nil, ErrOpen

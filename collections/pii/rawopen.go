@@ -43,6 +43,26 @@ func newRawOpener(namespace, name string, wrappingKey []byte) (*rawOpener, error
 	return &rawOpener{namespace: namespace, name: name, wrap: g}, nil
 }
 
+// wrappingKey reads the provider id and info of a message's one
+// encrypted data key (format version 2, no stored context).
+func wrappingKey(msg []byte) (provider string, info []byte, ok bool) {
+	r := &reader{b: msg}
+	if r.u8() != msgVersion2 {
+		return "", nil, false
+	}
+	r.u16() // suite
+	r.bytes(messageIDLen)
+	if r.u16() != 0 || r.u16() != 1 {
+		return "", nil, false
+	}
+	p := r.bytes(r.u16())
+	info = r.bytes(r.u16())
+	if r.bad {
+		return "", nil, false
+	}
+	return string(p), info, true
+}
+
 // errUnrecognised sends a message to the SDK.
 var errUnrecognised = errors.New("pii: not a message the native path opens")
 

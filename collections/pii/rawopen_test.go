@@ -25,7 +25,7 @@ func TestRawOpenerAgreesWithTheSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.raw.open(ct, owner.context())
+			got, err := s.raw[0].open(ct, owner.context())
 			if err != nil || !bytes.Equal(got, plain) {
 				t.Fatalf("native: %v, %d bytes", err, len(got))
 			}
@@ -70,7 +70,7 @@ func TestRawOpenerRefusesWhatDoesNotAuthenticate(t *testing.T) {
 		vs = append(vs, variant{fmt.Sprintf("truncated to %d", i), ct[:i], owner, s})
 	}
 	for _, v := range vs {
-		if p, err := v.s.raw.open(v.ct, v.owner.context()); !errors.Is(err, errUnrecognised) || p != nil {
+		if p, err := v.s.raw[0].open(v.ct, v.owner.context()); !errors.Is(err, errUnrecognised) || p != nil {
 			t.Errorf("%s: native path opened it (%v)", v.name, err)
 		}
 		if _, err := v.s.Open(ctx, v.ct, v.owner); !errors.Is(err, ErrOpen) {

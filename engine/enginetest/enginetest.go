@@ -67,6 +67,7 @@ type options struct {
 	egress  *egress.Policy
 	sbOpts  func(*sandbox.Options)
 	sbWrap  func(http.Handler) http.Handler
+	keys    []secret.Key
 }
 
 // Option changes the fixture.
@@ -86,6 +87,17 @@ func Shards(n int) Option { return func(o *options) { o.shards = n } }
 // engine instances on one store, as two processes on one DynamoDB table.
 // The store stays open when this engine closes (other owns it).
 func SharedWith(other *Env) Option { return func(o *options) { o.shared = other } }
+
+// DataKeys runs the engine on a ring of data keys, the first sealing and
+// the others only opening (a rotation, docs/adr/0083); with SharedWith,
+// other's key is LegacyKey(other).
+func DataKeys(current secret.Key, old ...secret.Key) Option {
+	return func(o *options) { o.keys = append([]secret.Key{current}, old...) }
+}
+
+// LegacyKey is env's data key under the legacy id, what an engine that
+// never rotated seals with.
+func LegacyKey(env *Env) secret.Key { return secret.Key{ID: secret.LegacyKeyID, Bytes: env.key} }
 
 // Owner names the engine instance on agenda leases (two engines on one
 // store run the scheduler side by side).
@@ -206,9 +218,13 @@ func Open(opts ...Option) (*Env, error) {
 		return nil, err
 	}
 	env.OutboxPath, env.BureauPath = filepath.Join(env.Dir, "outbox.jsonl"), filepath.Join(env.Dir, "bureau.jsonl")
+	keyID, oldKeys := "", []secret.Key(nil)
+	if len(o.keys) > 0 {
+		key, keyID, oldKeys = o.keys[0].Bytes, o.keys[0].ID, o.keys[1:]
+	}
 	env.Engine, err = engine.New(context.Background(), engine.Deps{
 		DB: kit.NewEmbeddedClient(kit.InProcessEndpoint, env.StoreClient), Table: Table, Clock: env.Clock,
-		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, AdminToken: AdminToken, Shards: o.shards,
+		Logger: slog.New(slog.NewJSONHandler(env.Logs, nil)), DataKey: key, DataKeyID: keyID, OldDataKeys: oldKeys, AdminToken: AdminToken, Shards: o.shards,
 		Sender: contactlimit.NewOutbox(env.OutboxPath), Bureau: agenda.NewFileBureau(env.BureauPath), Owner: o.owner,
 		Auth: o.auth, Egress: o.egress,
 	})

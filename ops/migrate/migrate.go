@@ -29,7 +29,8 @@ import (
 // Kind says whether a migration touches existing items.
 type Kind string
 
-// The two kinds of migration (seed: the one question that decides).
+// The two kinds of migration (seed: the one question that decides), and
+// Lookups (lookups.go), a backfill of new items rather than attributes.
 const (
 	Additive Kind = "additive" // application attributes only: nothing to backfill
 	Backfill Kind = "backfill" // new indexing attributes: existing items are decorated
@@ -58,6 +59,10 @@ type Migration struct {
 	// Partition is the index partition the items of tenant id are in, for
 	// verify's count of the target index.
 	Partition func(id string) string
+	// Filer files the lookup entries of a Lookups migration, whose
+	// entries are items of EntryType (docs/adr/0084).
+	Filer     Filer
+	EntryType string
 }
 
 // needs reports whether item lacks an attribute of want, and so the
@@ -115,8 +120,12 @@ func NewRegistry(ms ...*Migration) (*Registry, error) {
 			if m.Type == "" || m.Version < 1 || len(m.Attrs) == 0 || m.Want == nil || m.Index == "" || m.Partition == nil {
 				return nil, fmt.Errorf("migrate: backfill %s needs a type, a version, its key attributes, Want, an index and Partition", m.Name)
 			}
+		case Lookups:
+			if m.Type == "" || m.Version < 1 || m.Filer == nil || m.EntryType == "" {
+				return nil, fmt.Errorf("migrate: lookups %s needs a source type, a version, a Filer and its entries' type", m.Name)
+			}
 		default:
-			return nil, fmt.Errorf("migrate: migration %s: kind %q is neither additive nor backfill", m.Name, m.Kind)
+			return nil, fmt.Errorf("migrate: migration %s: kind %q is neither additive, backfill nor lookups", m.Name, m.Kind)
 		}
 		r.byName[m.Name] = m
 	}
@@ -125,7 +134,7 @@ func NewRegistry(ms ...*Migration) (*Registry, error) {
 
 // Registered returns the registry of the migrations Lastro ships.
 func Registered() *Registry {
-	r, err := NewRegistry(TenantDebtors())
+	r, err := NewRegistry(TenantDebtors(), ContractLookups(), PhoneLookups())
 	if err != nil {
 		panic(err) // the shipped registrations are checked by TestRegistered
 	}

@@ -38,7 +38,7 @@ type Plan struct {
 // second. An additive migration has nothing to plan but its kind.
 func PlanBackfill(ctx context.Context, d ops.Deps, m *Migration, rate float64) (*Plan, error) {
 	p := &Plan{Migration: m.Name, Kind: m.Kind, Type: m.Type, Index: m.Index, Rate: rate, PerTenant: map[string]int64{}}
-	if m.Kind != Backfill {
+	if m.Kind == Additive {
 		progress(d, "migrate %s: additive, application attributes only: nothing to backfill", m.Name)
 		return p, nil
 	}
@@ -53,6 +53,9 @@ func PlanBackfill(ctx context.Context, d ops.Deps, m *Migration, rate float64) (
 		wg.Go(func() {
 			err := d.Kit.MaintenanceScanPages(ctx, "migrate-plan."+m.Name, kit.ScanSpec{Segment: seg, Total: total, Type: m.Type},
 				func(items []kit.Item, _ *kit.Key) error {
+					if m.Kind == Lookups {
+						return m.planLookups(ctx, d, p, &mu, items)
+					}
 					mu.Lock()
 					defer mu.Unlock()
 					for _, it := range items {
@@ -111,4 +114,30 @@ func lockProgress(d ops.Deps) ops.Deps {
 		}
 	}
 	return d
+}
+
+// planLookups counts a page of a Lookups migration: the source items
+// that lack their entries and the units filing them takes.
+func (m *Migration) planLookups(ctx context.Context, d ops.Deps, p *Plan, mu *sync.Mutex, items []kit.Item) error {
+	var page []kit.Item
+	for _, it := range items {
+		if str(it, "type") == m.Type {
+			page = append(page, it)
+		}
+	}
+	lacking, est, err := m.Filer.Lacking(ctx, d, page)
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	p.Scanned += int64(len(page))
+	p.Changes += int64(len(lacking))
+	p.Carrying += int64(len(page) - len(lacking))
+	for i, it := range lacking {
+		p.PerTenant[tenantOf(str(it, "PK"))]++
+		p.WCU += est[i]
+	}
+	progress(d, "migrate %s: plan: %d scanned, %d would change", m.Name, p.Scanned, p.Changes)
+	return ctx.Err()
 }

@@ -48,7 +48,7 @@ type RunReport struct {
 // run resumes each segment where it stopped, and an item written twice
 // is refused by its schemaVersion guard rather than written again.
 func Run(ctx context.Context, d ops.Deps, m *Migration, o Options) (*RunReport, error) {
-	if m.Kind != Backfill {
+	if m.Kind != Backfill && m.Kind != Lookups {
 		return nil, fmt.Errorf("migrate %s: %w", m.Name, errNoBackfill)
 	}
 	d = lockProgress(d)
@@ -152,6 +152,12 @@ func backfillSegment(ctx context.Context, d ops.Deps, m *Migration, o Options, b
 	var used float64
 	spec := kit.ScanSpec{Segment: seg, Total: total, After: cp.cursor(), Type: m.Type, Limit: o.pageSize()}
 	err = d.Kit.MaintenanceScanPages(ctx, "migrate."+m.Name, spec, func(items []kit.Item, next *kit.Key) error {
+		if m.Kind == Lookups {
+			if err := m.fileLookups(ctx, d, b, cp, items, &used); err != nil {
+				return err
+			}
+			items = nil
+		}
 		for _, it := range items {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -222,6 +228,46 @@ func (m *Migration) write(ctx context.Context, k *kit.Kit, item kit.Item, want m
 	wctx, u := kit.Operation(ctx, "maintenance.migrate."+m.Name)
 	_, err := db.Update(wctx, key, upd, &cond, "")
 	return u.WRU(), err
+}
+
+// fileLookups files the entries a page of a Lookups migration lacks,
+// paced like a backfill's writes; an entry that a writer or a rerun filed
+// first is a conflict, never overwritten.
+func (m *Migration) fileLookups(ctx context.Context, d ops.Deps, b *bucket, cp *checkpoint, items []kit.Item, used *float64) error {
+	var page []kit.Item
+	for _, it := range items {
+		if str(it, "type") == m.Type {
+			page = append(page, it)
+		}
+	}
+	cp.count("scanned", int64(len(page)))
+	lacking, est, err := m.Filer.Lacking(ctx, d, page)
+	if err != nil {
+		return err
+	}
+	cp.count("skipped", int64(len(page)-len(lacking)))
+	for i, it := range lacking {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := b.take(ctx, est[i]); err != nil {
+			return err
+		}
+		wctx, u := kit.Operation(ctx, "maintenance.migrate."+m.Name)
+		err := m.Filer.File(wctx, d, it)
+		b.settle(est[i], u.WRU())
+		*used += u.WRU()
+		cp.count("wcu", int64(u.WRU()))
+		switch {
+		case errors.Is(err, kit.ErrConditionFailed):
+			cp.count("conflicts", 1)
+		case err != nil:
+			return err
+		default:
+			cp.count("written", 1)
+		}
+	}
+	return nil
 }
 
 // release gives up the run item's lease after a clean interruption.

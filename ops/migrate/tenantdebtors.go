@@ -4,6 +4,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/collections/table"
+	"lastro/ops"
 )
 
 // TenantDebtors is the migration Lastro ships: every PROFILE carries
@@ -14,10 +15,11 @@ import (
 // hand repair) lacks it and is invisible to those jobs. Its steps, in the
 // order of docs/adr/0081: the index exists (table.TenantDebtors), new
 // items carry the key (debtor registration), this backfill, verify, and
-// only then the jobs that read the index run.
+// only then the jobs that read the index run: they ask ops.ReadsSwitched,
+// true once a verify recorded zero differences.
 func TenantDebtors() *Migration {
 	return &Migration{
-		Name:    "tenant-debtors",
+		Name:    ops.TenantDebtorsMigration,
 		Kind:    Backfill,
 		Summary: "GSI3PK on every debtor profile, so the tenant-debtors index lists every debtor",
 		Version: 1,

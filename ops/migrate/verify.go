@@ -98,7 +98,9 @@ func keyRules() []keyRule {
 }
 
 // Verify counts, for every tenant, the items of m's source type, those
-// carrying m's key and the entries of the target index, and checks every
+// carrying m's key and the entries of the target index (for a Lookups
+// migration: the source items that should have an entry, those whose
+// entry exists, and the entries of its type), and checks every
 // item's key attributes (table and indexes) for a wrong type, an empty
 // string or a value over DynamoDB's key size limits, and m's own
 // attributes for a value that is not the one the migration writes. It
@@ -108,6 +110,7 @@ func Verify(ctx context.Context, d ops.Deps, m *Migration) (*Verification, error
 	v := &Verification{Migration: m.Name}
 	rules := keyRules()
 	total := segments(d)
+	lv := newLookupVerify()
 	counts := map[string]*Count{}
 	cnt := func(id string) *Count {
 		if counts[id] == nil {
@@ -143,8 +146,11 @@ func Verify(ctx context.Context, d ops.Deps, m *Migration) (*Verification, error
 								bad[r.attr] = true
 							}
 						}
-						if m.Kind == Backfill {
+						switch m.Kind {
+						case Backfill:
 							m.check(it, bad, cnt, flag)
+						case Lookups:
+							m.see(it, lv, cnt)
 						}
 					}
 					progress(d, "migrate %s: verify: %d items read", m.Name, scanned)
@@ -161,14 +167,18 @@ func Verify(ctx context.Context, d ops.Deps, m *Migration) (*Verification, error
 	if err := errors.Join(errl...); err != nil {
 		return nil, err
 	}
-	if m.Kind == Backfill {
+	if m.Kind == Backfill || m.Kind == Lookups {
 		for _, id := range slices.Sorted(maps.Keys(counts)) {
-			n, err := indexCount(ctx, d.Kit, m, id)
-			if err != nil {
-				return nil, err
-			}
 			c := counts[id]
-			c.Index = n
+			if m.Kind == Lookups {
+				lv.settle(c)
+			} else {
+				n, err := indexCount(ctx, d.Kit, m, id)
+				if err != nil {
+					return nil, err
+				}
+				c.Index = n
+			}
 			v.Counts = append(v.Counts, *c)
 			v.Differences += abs(c.Source-c.Carrying) + abs(c.Carrying-c.Index)
 		}
@@ -179,6 +189,11 @@ func Verify(ctx context.Context, d ops.Deps, m *Migration) (*Verification, error
 	})
 	v.OK = v.Differences == 0 && v.ViolationCount == 0
 	progress(d, "migrate %s: verify: %d items read, %d differences, %d key violations", m.Name, scanned, v.Differences, v.ViolationCount)
+	// The readers of the index switch to it only on a recorded clean
+	// verify (docs/adr/0081, step 5).
+	if err := ops.RecordVerify(ctx, d.Kit, d.Clock, m.Name, v.Differences, v.ViolationCount); err != nil {
+		return nil, err
+	}
 	if !v.OK {
 		return v, ErrDifferences
 	}

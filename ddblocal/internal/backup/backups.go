@@ -97,12 +97,7 @@ func (s *Store) UpdateContinuousBackups(ctx context.Context, body []byte) (any, 
 func (s *Store) continuousBackups(d *engine.TableDef) map[string]any {
 	pitr := map[string]any{"PointInTimeRecoveryStatus": "DISABLED"}
 	if p := d.PITR; p != nil && p.Enabled {
-		now := s.Now()
-		earliest := p.Earliest(now)
-		latest := now.Add(-engine.LatestRestorableLag)
-		if latest.Before(earliest) {
-			latest = earliest
-		}
+		earliest, latest := restorableWindow(p, s.Now())
 		pitr = map[string]any{
 			"PointInTimeRecoveryStatus":  "ENABLED",
 			"EarliestRestorableDateTime": engine.Epoch(earliest),

@@ -857,21 +857,27 @@ func (s *Store) history(ctx context.Context, view *storage.View, d *engine.Table
 }
 
 func (s *Store) exportFull(ctx context.Context, view *storage.View, d *engine.TableDef, e *ExportDesc, w *exportWriter) error {
-	// Changes after ExportTime are rolled back to the image they replaced.
-	var undo map[string]*keyHistory
-	var order []string
-	if e.pointInTime {
-		at := e.ExportTime.UnixMilli()
-		var err error
-		if order, undo, err = s.history(ctx, view, d, at+1, math.MaxInt64); err != nil {
-			return err
-		}
-	}
-	emit := func(it av.Item) error {
+	return s.itemsAt(ctx, view, d, e.ExportTime, e.pointInTime, func(it av.Item) error {
 		e.Items++
 		e.Bytes += int64(av.ItemSize(it))
 		line := append([]byte(`{"Item":`), av.AppendItemJSON(nil, it)...)
 		return w.write(append(line, '}'))
+	})
+}
+
+// itemsAt hands emit every item of table d as it was at instant at: the
+// items of view, with every change committed after at rolled back to the
+// image it replaced when past is set (ADR 0042). Full exports of the past
+// and RestoreTableToPointInTime read the past through it.
+func (s *Store) itemsAt(ctx context.Context, view *storage.View, d *engine.TableDef, at time.Time, past bool, emit func(av.Item) error) error {
+	var undo map[string]*keyHistory
+	var order []string
+	if past {
+		ms := at.UnixMilli()
+		var err error
+		if order, undo, err = s.history(ctx, view, d, ms+1, math.MaxInt64); err != nil {
+			return err
+		}
 	}
 	lo, hi := storage.SpaceKey(d.ID, 0), storage.SpaceKey(d.ID, 1)
 	iter, err := view.NewIter(lo, hi)
@@ -904,7 +910,7 @@ func (s *Store) exportFull(ctx context.Context, view *storage.View, d *engine.Ta
 	if err := iter.Error(); err != nil {
 		return err
 	}
-	// Items deleted after ExportTime.
+	// Items deleted after the instant.
 	for _, k := range order {
 		if h := undo[k]; h != nil && h.old != nil {
 			if err := emit(h.old); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
 	"lastro/ddblocal/internal/av"
 	"lastro/ddblocal/internal/control"
 	"lastro/ddblocal/internal/engine"
@@ -271,15 +272,7 @@ func (s *Store) fillRestore(ctx context.Context, snap *storage.Snapshot, b *back
 		s.Stage(batch, &engine.Change{T: t, Def: d, Key: d.BaseKey(it), New: it}, &deltas)
 		return nil
 	}, func() {
-		for _, dl := range deltas {
-			if dl.ID == 0 {
-				t.Items.Add(dl.Items)
-				t.Bytes.Add(dl.Bytes)
-			} else {
-				t.IdxItems[dl.ID].Add(dl.Items)
-				t.IdxBytes[dl.ID].Add(dl.Bytes)
-			}
-		}
+		addDeltas(t, deltas)
 		deltas = deltas[:0]
 	})
 }

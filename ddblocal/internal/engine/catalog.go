@@ -187,7 +187,9 @@ func (d *TableDef) Project(ix *IndexDef, it av.Item) av.Item {
 	return out
 }
 
-// RestoreSummary records where a restored table came from.
+// RestoreSummary records where a restored table came from: a backup, or
+// (SourceBackupArn empty) its source table at RestoredAt, the instant a
+// point-in-time restore rebuilt.
 type RestoreSummary struct {
 	SourceBackupArn string    `json:"sourceBackupArn"`
 	SourceTableArn  string    `json:"sourceTableArn"`
@@ -195,12 +197,15 @@ type RestoreSummary struct {
 }
 
 func (r *RestoreSummary) describe(inProgress bool) map[string]any {
-	return map[string]any{
-		"SourceBackupArn":   r.SourceBackupArn,
+	out := map[string]any{
 		"SourceTableArn":    r.SourceTableArn,
 		"RestoreDateTime":   Epoch(r.RestoredAt),
 		"RestoreInProgress": inProgress,
 	}
+	if r.SourceBackupArn != "" { // a point-in-time restore has none
+		out["SourceBackupArn"] = r.SourceBackupArn
+	}
+	return out
 }
 
 // AddIndex appends an index, assigning it the next index ID.

@@ -8,14 +8,10 @@ import (
 // persisted per table and reported the way DynamoDB reports it, which is
 // what applications and infrastructure tools check. Its only effect is on
 // history: a table with PITR keeps its stream records for the recovery
-// window, from which exports rebuild the past (ADR 0042); there is no
-// restore from it. Continuous backups themselves read ENABLED on every
-// table, as they do in DynamoDB once a new table has settled.
-//
-// On-demand backups are real copies (ondemand.go, restore.go);
-// RestoreTableToPointInTime stays an unknown operation
-// (UnknownOperationException), so a caller learns at once that it cannot
-// rely on it.
+// window, from which exports and RestoreTableToPointInTime rebuild the
+// past (ADR 0042; the backup package). Continuous backups themselves read
+// ENABLED on every table, as they do in DynamoDB once a new table has
+// settled. On-demand backups are real copies (the backup package).
 
 const (
 	DefaultRecoveryDays = 35
