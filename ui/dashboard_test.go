@@ -92,34 +92,11 @@ func TestSupervisorsDashboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opA, opB := tenant.KeyFingerprint(s.keys["operator"])[:tenant.KeyIDLength], second.KeyID
-	db := s.Kit.Tenant(s.t.ID, s.t.CursorKey())
+	opA, opB := s.operatorID(), second.KeyID
 	desk := worklist.NewDesk(s.Kit, s.Clock)
-	calls := []struct {
-		id, holder, outcome string
-	}{{"C-UI-007", opA, "PROMISE"}, {"C-UI-008", opA, "NO_ANSWER"}, {"C-UI-009", opB, "REACHED"}}
-	for _, c := range calls {
-		dk := s.contract[c.id]
-		a, err := s.Contacts.Claim(bg, s.t, contactlimit.Claim{DebtorKey: dk, ContractID: c.id, Channel: contactlimit.Call, Template: "CALL_D15",
-			Action: "CALL_D15", Actor: debtor.Actor{Role: "agenda"}})
-		if err != nil || !a.Allowed {
-			t.Fatalf("list the call of %s: %+v %v", c.id, a, err)
-		}
-		put, err := worklist.Put(worklist.Task{TenantID: s.t.ID, Date: day2.String(), DebtorKey: dk, ContractID: c.id, Action: "CALL_D15",
-			AttemptID: a.AttemptID, AttemptKey: a.SK, DaysPastDue: 46, CreatedAt: a.At})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Transact(bg, put); err != nil {
-			t.Fatal(err)
-		}
-		if err := desk.Claim(bg, s.t, day2.String(), dk, c.id, c.holder); err != nil {
-			t.Fatal(err)
-		}
-		if err := desk.Record(bg, s.t, day2.String(), dk, c.id, c.holder, c.outcome, time.Time{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s.call(t, day2, "C-UI-007", opA, "PROMISE")
+	s.call(t, day2, "C-UI-008", opA, "NO_ANSWER")
+	s.call(t, day2, "C-UI-009", opB, "REACHED")
 
 	cons, err := stream.New(stream.Config{Kit: s.Kit, Streams: kit.NewStreams(kit.NewEmbeddedStreamsClient(kit.InProcessEndpoint, s.StoreClient)),
 		Translate: stream.Translate, Publisher: discard{}, DeadLetter: noDead{}, Clock: s.Clock, Tenants: s.Tenants.List,
@@ -337,5 +314,39 @@ func TestSupervisorsDashboard(t *testing.T) {
 	}
 	if resp, _ := get(t, c, s.URL+"/ui/dashboard.csv?table=nope"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("an unknown table: %d", resp.StatusCode)
+	}
+}
+
+// operatorID is the operator key's id, the name its sessions' calls go
+// by (ADR 0085).
+func (s *seeded) operatorID() string {
+	return tenant.KeyFingerprint(s.keys["operator"])[:tenant.KeyIDLength]
+}
+
+// call lists a call of contract id on day as the agenda's CALL step does
+// (its contact attempt claimed, the task on the call list) and has holder
+// take it and record outcome.
+func (s *seeded) call(t *testing.T, day calendar.Date, id, holder, outcome string) {
+	t.Helper()
+	dk := s.contract[id]
+	a, err := s.Contacts.Claim(bg, s.t, contactlimit.Claim{DebtorKey: dk, ContractID: id, Channel: contactlimit.Call, Template: "CALL_D15",
+		Action: "CALL_D15", Actor: debtor.Actor{Role: "agenda"}})
+	if err != nil || !a.Allowed {
+		t.Fatalf("list the call of %s: %+v %v", id, a, err)
+	}
+	put, err := worklist.Put(worklist.Task{TenantID: s.t.ID, Date: day.String(), DebtorKey: dk, ContractID: id, Action: "CALL_D15",
+		AttemptID: a.AttemptID, AttemptKey: a.SK, DaysPastDue: 46, CreatedAt: a.At})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Kit.Tenant(s.t.ID, s.t.CursorKey()).Transact(bg, put); err != nil {
+		t.Fatal(err)
+	}
+	desk := worklist.NewDesk(s.Kit, s.Clock)
+	if err := desk.Claim(bg, s.t, day.String(), dk, id, holder); err != nil {
+		t.Fatal(err)
+	}
+	if err := desk.Record(bg, s.t, day.String(), dk, id, holder, outcome, time.Time{}); err != nil {
+		t.Fatal(err)
 	}
 }
