@@ -122,12 +122,12 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 		// a second contract's call joins the first's attempt (its own task,
 		// no second contact spent).
 		if a.JoinedTo != "" {
-			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, details, true)
+			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, a.SK, details, true)
 		}
 		// The counter and the PENDING evidence commit with the task; a
 		// call's reservation has no outbox entry, so nothing is sent.
 		w.writes, w.reserved = slices.Concat(res.Actions, w.writes), true
-		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, details, false)
+		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, a.SK, details, false)
 	}
 	if a.JoinedTo != "" {
 		// The debtor already has today's contact on this channel (another
@@ -155,12 +155,13 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 
 // callTask records a CALL step as executed with its task on the day's
 // call list, written with the step: no message is sent, the attempt stays
-// PENDING until the desk that works the call records its outcome.
+// PENDING (JOINED for a second contract's) until the desk that works the
+// call records its outcome on the evidence at attemptKey (ADR 0085).
 func (r *Runner) callTask(t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date, now time.Time, dunning *policy.Dunning,
-	attemptID string, details map[string]any, joined bool) error {
+	attemptID, attemptKey string, details map[string]any, joined bool) error {
 	h := &c.Header
 	task := worklist.Task{TenantID: h.TenantID, Date: date.String(), DebtorKey: h.DebtorKey, ContractID: h.ContractID, Action: plan.Action,
-		AttemptID: attemptID, DaysPastDue: plan.DaysPastDue, AmountDueCents: plan.OverdueCents, OutstandingCents: h.OutstandingCents,
+		AttemptID: attemptID, AttemptKey: attemptKey, DaysPastDue: plan.DaysPastDue, AmountDueCents: plan.OverdueCents, OutstandingCents: h.OutstandingCents,
 		OldestDueDate: h.OldestOverdueDueDate, LastContactAt: h.LastContactAt, CreatedAt: keys.Timestamp(now)}
 	put, err := worklist.Put(task)
 	if err != nil {

@@ -139,6 +139,12 @@ type Attempt struct {
 	RetryAt       string  `json:"retryAt,omitempty" dynamodbav:"retryAt,omitempty"`   // blocked before today's window opens: when it opens (UTC)
 	JoinedTo      string  `json:"joinedTo,omitempty" dynamodbav:"joinedTo,omitempty"` // the day's attempt on the channel this one joined
 	SK            string  `json:"-" dynamodbav:"-"`
+	// CallOutcome, OperatorID and Calls are a CALL attempt's result as the
+	// collector recorded it (outcome CALLED, call.go): the desk's code, the
+	// operator's API key id (never a name) and how many outcomes it holds.
+	CallOutcome string `json:"callOutcome,omitempty" dynamodbav:"callOutcome,omitempty"`
+	OperatorID  string `json:"operatorId,omitempty" dynamodbav:"operatorId,omitempty"`
+	Calls       int    `json:"calls,omitempty" dynamodbav:"calls,omitempty"`
 	// read is the PROFILE item the claim read, kept (unexported, never
 	// serialised) so the delivery resolves the address without reading it
 	// again. A pointer keeps Attempt comparable.

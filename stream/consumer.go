@@ -15,9 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"lastro/arrangement"
 	"lastro/collections/clock"
+	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/contract"
 )
 
 // Translator turns one record into its domain events; a record of no
@@ -66,7 +69,12 @@ type Config struct {
 	// the counters move by deltas from the first record read, which is
 	// right only when the stream holds the table's whole history.
 	Tenants func(context.Context) ([]string, error)
-	Logger  *slog.Logger
+	// Zone is a tenant's time zone (tenant.Service.Get's Location): the
+	// day counters date promises and cures on the tenant's civil date
+	// (ADR 0085). When nil they count contacts only (their date is the
+	// attempt's own).
+	Zone   func(ctx context.Context, tenantID string) (*time.Location, error)
+	Logger *slog.Logger
 }
 
 // Progress is one committed chunk of a shard.
@@ -94,6 +102,9 @@ type Consumer struct {
 	// kept are the leases Run keeps between passes (ADR 0047): an idle
 	// consumer neither takes nor releases, it renews every half lease.
 	kept map[string]*lease
+	// zone caches Config.Zone's answers: a tenant's zone changes by an
+	// admin's hand, and a restart picks it up.
+	zone map[string]*time.Location
 }
 
 // New returns a consumer.
@@ -122,7 +133,7 @@ func New(cfg Config) (*Consumer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Consumer{cfg: cfg, db: cfg.Kit.System(), held: map[string]bool{}, kept: map[string]*lease{}}, nil
+	return &Consumer{cfg: cfg, db: cfg.Kit.System(), held: map[string]bool{}, kept: map[string]*lease{}, zone: map[string]*time.Location{}}, nil
 }
 
 // Report counts what a pass did.
@@ -544,13 +555,17 @@ const maxCounters = 99
 func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes []kit.Change, closed, count bool) (Report, error) {
 	var rep Report
 	p := c.processor()
+	z, err := c.zones(ctx, changes)
+	if err != nil {
+		return rep, err
+	}
 	start := 0
 	for start < len(changes) || (closed && start == len(changes)) {
 		end, deltas := start, counters{}
 		for end < len(changes) {
 			rec := record(changes[end])
 			next := deltas.clone()
-			next.apply(rec)
+			next.apply(rec, true, z)
 			if len(next) > maxCounters && end > start {
 				break
 			}
@@ -576,10 +591,10 @@ func (c *Consumer) page(ctx context.Context, l *lease, shardID string, changes [
 		}
 		last := closed && end == len(changes)
 		if len(recs) > 0 || last {
-			deltas := counters{}
-			if count {
-				deltas = counterDeltas(recs)
-			}
+			// Day counters move whether or not the buckets are trusted:
+			// they count what happened in the records read, and no recount
+			// could restore them (ADR 0085).
+			deltas := counterDeltas(recs, count, z)
 			if err := c.commit(ctx, l, seq, len(recs), deltas, last); err != nil {
 				return rep, err
 			}
@@ -606,17 +621,56 @@ func bookkeeping(r Record) bool {
 	if img == nil {
 		img = r.Old
 	}
-	return str(r.Keys, "PK") == keys.System || str(img, "type") == summaryType
+	typ := str(img, "type")
+	return str(r.Keys, "PK") == keys.System || typ == summaryType || typ == daySummaryType
 }
 
-// counterDeltas are the records' bucket counter moves (records already
-// filtered against the checkpoint).
-func counterDeltas(recs []Record) counters {
+// counterDeltas are the records' counter moves (records already filtered
+// against the checkpoint): the buckets' only when buckets.
+func counterDeltas(recs []Record, buckets bool, z zones) counters {
 	d := counters{}
 	for _, r := range recs {
-		d.apply(r)
+		d.apply(r, buckets, z)
 	}
 	return d
+}
+
+// zones resolves the time zones of the tenants whose headers and
+// promises the changes hold, once per tenant per process.
+func (c *Consumer) zones(ctx context.Context, changes []kit.Change) (zones, error) {
+	z := zones{}
+	if c.cfg.Zone == nil {
+		return z, nil
+	}
+	for _, ch := range changes {
+		img := ch.New
+		if img == nil {
+			continue
+		}
+		if typ := str(img, "type"); typ != contract.TypeHeader && typ != arrangement.TypePromise {
+			continue
+		}
+		o, err := ownerOf(img)
+		if err != nil || z[o.tenant] != nil {
+			continue
+		}
+		c.mu.Lock()
+		loc := c.zone[o.tenant]
+		c.mu.Unlock()
+		if loc == nil {
+			if loc, err = c.cfg.Zone(ctx, o.tenant); err != nil {
+				if errs.Is(err, errs.NotFound) {
+					continue // an offboarded tenant's late records
+				}
+				return nil, fmt.Errorf("stream: zone of tenant %s: %w", o.tenant, err)
+			}
+			c.mu.Lock()
+			c.zone[o.tenant] = loc
+			c.mu.Unlock()
+		}
+		z[o.tenant] = loc
+	}
+	return z, nil
 }
 
 // commit moves the checkpoint to seq, renews the lease and applies the

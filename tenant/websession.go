@@ -30,6 +30,18 @@ type WebSession struct {
 	TenantID string
 	Role     string // the key's role, re-read on every check
 	Expires  time.Time
+	// KeyID names the key the session logged in with (its keyId, 16 hex
+	// of its SHA-256, as GET /v1/tenant/keys lists it): the collector's
+	// id on the call list and the dashboard, never a name (ADR 0085).
+	KeyID string
+}
+
+// keyIDOf is a key fingerprint's keyId.
+func keyIDOf(fingerprint string) string {
+	if len(fingerprint) < KeyIDLength {
+		return fingerprint
+	}
+	return fingerprint[:KeyIDLength]
 }
 
 // webSessionRecord is the stored shape of a WebSession. ExpiresAt is the
@@ -61,7 +73,7 @@ func (s *Service) StartSession(ctx context.Context, key, client string, ttl time
 	}
 	ctx = kit.Within(ctx, "tenant.session.start")
 	now := s.clock.Now()
-	ws := &WebSession{ID: hex.EncodeToString(secret.Random(sessionIDBytes)), TenantID: tid, Role: role, Expires: now.Add(ttl)}
+	ws := &WebSession{ID: hex.EncodeToString(secret.Random(sessionIDBytes)), TenantID: tid, Role: role, Expires: now.Add(ttl), KeyID: keyIDOf(fp)}
 	k := webSessionKey(tid, ws.ID)
 	rec := webSessionRecord{PK: k.PK, SK: k.SK, Type: "WEBSESSION", TenantID: tid, Role: role, Fingerprint: fp,
 		CreatedAt: keys.Timestamp(now), ExpiresAt: ws.Expires.Unix()}
@@ -109,7 +121,7 @@ func (s *Service) Session(ctx context.Context, tenantID, id string) (*WebSession
 	if err != nil {
 		return nil, err
 	}
-	return &WebSession{ID: id, TenantID: tenantID, Role: role, Expires: expires}, nil
+	return &WebSession{ID: id, TenantID: tenantID, Role: role, Expires: expires, KeyID: keyIDOf(rec.Fingerprint)}, nil
 }
 
 // EndSession deletes a session (logout): a replayed cookie then finds no

@@ -11,6 +11,7 @@ import (
 	"lastro/charges"
 	"lastro/collections/calendar"
 	"lastro/collections/errs"
+	"lastro/collections/keys"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/portfolio"
@@ -181,6 +182,18 @@ type dashboardData struct {
 	RollChart  template.HTML
 	RollLinks  []string
 	HasExports bool
+	// The figures of ADR 0085: promises of today and of the month so far
+	// (MonthFrom..Today), the month's cure rate, today's contacts against
+	// the cap, each collector's day and the agenda per shard.
+	MonthFrom     string
+	PromisesToday promiseFigures
+	PromisesMonth promiseFigures
+	Cure          cureFigures
+	Contacts      contactFigures
+	Collectors    []collectorRow
+	Shards        []agenda.ShardProgress
+	ShardTotal    agenda.ShardProgress
+	CSVTables     []string
 }
 
 // agendaProgress is today's agenda run as its list shows it.
@@ -232,6 +245,14 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant, lg lang) (dash
 		return d, err
 	}
 	d.Calls = countCalls(tasks)
+	d.Collectors = collectors(tasks, keys.Timestamp(u.d.Clock.Now()))
+	if err := u.dayFigures(ctx, t, today, &d); err != nil {
+		return d, err
+	}
+	if d.Shards, err = u.d.Agenda.Progress(ctx, t, today); err != nil {
+		return d, err
+	}
+	d.ShardTotal = shardTotals(d.Shards)
 	d.HasExports = exportsDirUsable(u.d.ExportsDir)
 	if d.Rolls = rollSeries(u.exports.monthly(u.d.ExportsDir), t.ID); len(d.Rolls) > 0 {
 		d.RollChart = rollChart(lg, d.Rolls)
@@ -240,6 +261,33 @@ func (u *UI) dashboardRows(ctx context.Context, t *tenant.Tenant, lg lang) (dash
 		d.RollLinks = append(d.RollLinks, l.Name)
 	}
 	return d, nil
+}
+
+// dayFigures fills the promises, the cure rate and today's contacts from
+// the month's day counters (one Query, portfolio.Days) and the tenant's
+// cap (its dunning policy).
+func (u *UI) dayFigures(ctx context.Context, t *tenant.Tenant, today calendar.Date, d *dashboardData) error {
+	from := monthStart(today)
+	days, err := u.d.Portfolio.Days(ctx, t, from, today)
+	if err != nil {
+		return err
+	}
+	capPerDay, err := u.d.Contacts.MaxDailyContacts(ctx, t)
+	if err != nil {
+		return err
+	}
+	d.MonthFrom, d.CSVTables = from.String(), csvTables
+	d.PromisesToday = sumPromises(days, today.String(), today.String())
+	d.PromisesMonth = sumPromises(days, from.String(), today.String())
+	d.Cure = cure(days, d.Total.Contracts)
+	day := portfolio.DaySummary{Date: today.String()}
+	for _, x := range days {
+		if x.Date == today.String() {
+			day = x
+		}
+	}
+	d.Contacts = contactsOf(day, capPerDay)
+	return nil
 }
 
 // agendaQuery lists the day's agenda over every shard.

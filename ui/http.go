@@ -2,10 +2,9 @@ package ui
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"cmp"
 	"embed"
 	"encoding/csv"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -157,8 +156,8 @@ func (u *UI) Routes(srv *web.Server) {
 	page(http.MethodGet, "/ui/queue", "the day's call list in working order (?date=), operator and supervisor", u.with(writers, u.queue))
 	page(http.MethodPost, "/ui/queue/claim", "take a call task: the debtor is this collector's for 15 minutes", u.with(writers, u.claimTask))
 	page(http.MethodPost, "/ui/queue/outcome", "record a call's outcome (a promise or a dispute opens its form)", u.with(writers, u.taskOutcome))
-	page(http.MethodGet, "/ui/dashboard", "the supervisor's dashboard: buckets, roll rates, agenda", u.with(sup, u.dashboard))
-	page(http.MethodGet, "/ui/dashboard.csv", "the dashboard's bucket table as CSV", u.with(sup, u.dashboardCSV))
+	page(http.MethodGet, "/ui/dashboard", "the supervisor's dashboard: buckets, roll rates, promises, cure rate, contacts against the cap, collectors, agenda per shard", u.with(sup, u.dashboard))
+	page(http.MethodGet, "/ui/dashboard.csv", "one of the dashboard's tables as CSV (?table=buckets|promises|cure|contacts|collectors|shards)", u.with(sup, u.dashboardCSV))
 	page(http.MethodGet, "/ui/debtors/:debtorKey", "the debtor's 360 page (?events=<contractId>/<seq>)", u.with(staff, u.debtor))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/promises", "record a promise to pay", u.with(writers, u.promise))
 	page(http.MethodPost, "/ui/debtors/:debtorKey/contacts", "record a manual contact", u.with(writers, u.contact))
@@ -751,30 +750,98 @@ func (u *UI) dashboard(c echo.Context) error {
 	return u.render(c, http.StatusOK, "dashboard", u.newView(c, d))
 }
 
-// dashboardCSV is the bucket table for a spreadsheet: codes and cents, so
-// it adds up without parsing reais; the bucket's name in the page's
-// language.
+// dashboardCSV is one of the dashboard's tables for a spreadsheet
+// (?table=, buckets by default): codes, counts and cents, so it adds up
+// without parsing reais, and rates in parts per million; the bucket's
+// name in the page's language.
 func (u *UI) dashboardCSV(c echo.Context) error {
 	t, err := u.tenant(c)
 	if err != nil {
 		return u.fail(c, err)
 	}
-	d, err := u.bucketRows(c.Request().Context(), t)
+	lg := langOf(c)
+	table := cmp.Or(c.QueryParam("table"), "buckets")
+	if !slices.Contains(csvTables, table) {
+		return u.fail(c, errs.E(errs.Invalid, "invalid_table", "%s", lg.Tf("table deve ser uma de: %s", strings.Join(csvTables, ", "))))
+	}
+	ctx := c.Request().Context()
+	var d dashboardData
+	if table == "buckets" {
+		d, err = u.bucketRows(ctx, t)
+	} else {
+		d, err = u.dashboardRows(ctx, t, lg)
+	}
 	if err != nil {
 		return u.fail(c, err)
 	}
 	h := c.Response().Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="carteira-%s.csv"`, d.Today))
+	name := "carteira"
+	if table != "buckets" {
+		name = "painel-" + table
+	}
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.csv"`, name, d.Today))
 	h.Set("Cache-Control", "no-store")
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
-	_ = w.Write([]string{"date", "bucket", "bucketName", "contracts", "outstandingCents"})
-	for _, r := range d.Buckets {
-		_ = w.Write([]string{d.Today, r.Code, langOf(c).T(r.Name), strconv.FormatInt(r.Contracts, 10), strconv.FormatInt(r.OutstandingCents, 10)})
+	for _, row := range csvRows(table, d, lg) {
+		_ = w.Write(row)
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// csvRows are a dashboard table's rows, its header first: codes and
+// numbers as they are, the bucket's name in lg.
+func csvRows(table string, d dashboardData, lg lang) [][]string {
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	i := func(v int) string { return strconv.Itoa(v) }
+	var rows [][]string
+	switch table {
+	case "buckets":
+		rows = append(rows, []string{"date", "bucket", "bucketName", "contracts", "outstandingCents"})
+		for _, r := range d.Buckets {
+			rows = append(rows, []string{d.Today, r.Code, lg.T(r.Name), n(r.Contracts), n(r.OutstandingCents)})
+		}
+	case "promises":
+		rows = append(rows, []string{"from", "to", "made", "kept", "broken", "keptPpm"})
+		for _, p := range []struct {
+			from string
+			f    promiseFigures
+		}{{d.Today, d.PromisesToday}, {d.MonthFrom, d.PromisesMonth}} {
+			rows = append(rows, []string{p.from, d.Today, n(p.f.Made), n(p.f.Kept), n(p.f.Broken), n(p.f.KeptPPM())})
+		}
+	case "cure":
+		c := d.Cure
+		rows = append(rows, []string{"from", "to", "cures", "curedCents", "delinquentAtStart", "entries", "exits", "delinquentNow", "exposed", "curePpm"},
+			[]string{d.MonthFrom, d.Today, n(c.Cures), n(c.CuredCents), n(c.AtStart), n(c.Entries), n(c.Exits), n(c.Delinquent), n(c.Exposed), n(c.RatePPM)})
+	case "contacts":
+		rows = append(rows, []string{"date", "kind", "code", "count", "maxDailyContactsPerDebtor"})
+		for _, r := range d.Contacts.Channels {
+			rows = append(rows, []string{d.Today, "contacts", r.Channel, n(r.N), i(d.Contacts.Cap)})
+		}
+		for _, r := range d.Contacts.Refused {
+			rows = append(rows, []string{d.Today, "refused", r.Reason, n(r.N), i(d.Contacts.Cap)})
+		}
+		rows = append(rows, []string{d.Today, "joined", "JOINED", n(d.Contacts.Joined), i(d.Contacts.Cap)})
+	case "collectors":
+		rows = append(rows, []string{"date", "operatorId", "claimed", "working", "callbacks", "done", "outcome", "count"})
+		for _, r := range d.Collectors {
+			base := []string{d.Today, r.Operator, i(r.Claimed), i(r.Working), i(r.Callbacks), i(r.Done)}
+			if len(r.Outcomes) == 0 {
+				rows = append(rows, append(slices.Clone(base), "", "0"))
+			}
+			for _, o := range r.Outcomes {
+				rows = append(rows, append(slices.Clone(base), o.Outcome, i(o.N)))
+			}
+		}
+	case "shards":
+		rows = append(rows, []string{"date", "shard", "started", "finished", "executed", "waiting", "due"})
+		for _, p := range d.Shards {
+			rows = append(rows, []string{d.Today, i(p.Shard), strconv.FormatBool(p.Started), strconv.FormatBool(p.Finished), i(p.Executed), n(p.Waiting), n(p.Due())})
+		}
+	}
+	return rows
 }
 
 // qr is a Pix charge's QR for the debtor page's <img>: the same image as
@@ -792,12 +859,11 @@ func (u *UI) qr(c echo.Context) error {
 	return c.Blob(http.StatusOK, "image/png", png)
 }
 
-// holder names the collector of a session on the tasks it takes: the
-// session's random id, hashed, never the key.
-func holder(c echo.Context) string {
-	sum := sha256.Sum256([]byte("desk:" + sessionOf(c).ID))
-	return hex.EncodeToString(sum[:8])
-}
+// holder names the collector of a session on the tasks it takes and the
+// outcomes it records: the API key id the session logged in with (never
+// the key, never a name), the same across the collector's logins, so the
+// dashboard counts each collector's calls (ADR 0085).
+func holder(c echo.Context) string { return sessionOf(c).KeyID }
 
 func (u *UI) queue(c echo.Context) error {
 	t, err := u.tenant(c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"lastro/collections/calendar"
 	"lastro/ui"
 )
 
@@ -86,17 +87,30 @@ func TestEveryPageInBothLanguages(t *testing.T) {
 	s := seed(t, 3)
 	s.suspend(t, "C-UI-001", 4000)
 	dk := s.dks[0]
+	// A call the operator took and recorded: the debtor's contact
+	// history and the dashboard's collectors show its outcome.
+	s.call(t, calendar.Today(s.Clock.Now(), s.t.Location), "C-UI-001", s.operatorID(), "REACHED")
 	type check struct{ pt, en string }
 	pages := []struct {
 		key, path string
 		status    int
 		checks    []check
 	}{
-		{"supervisor", "/ui/dashboard", 200, []check{{"Painel da carteira", "Portfolio dashboard"}, {"31–60 dias", "31–60 days"}, {"Total em atraso", "Total overdue"}, {"Hoje: 24/09/2026", "Today: 2026-09-24"}}},
+		{"supervisor", "/ui/dashboard", 200, []check{{"Painel da carteira", "Portfolio dashboard"}, {"31–60 dias", "31–60 days"}, {"Total em atraso", "Total overdue"}, {"Hoje: 24/09/2026", "Today: 2026-09-24"},
+			// the sections of ADR 0085: promises, cure, contacts against the cap, collectors, shards
+			{"Promessas resolvidas hoje (24/09/2026) e no mês até hoje (01/09/2026 a 24/09/2026)", "Promises resolved today (2026-09-24) and in the month so far (2026-09-01 to 2026-09-24)"},
+			{"Taxa de cumprimento", "Kept rate"}, {"Mês até hoje", "Month so far"},
+			{"Taxa de cura do mês", "Cure rate of the month"}, {"Em atraso no início do mês", "Delinquent at the start of the month"}, {"0,0 %", "0.0%"},
+			{"contato(s) por devedor por dia (política de cobrança)", "contact(s) per debtor per day (dunning policy)"},
+			{"Contatos recusados hoje por motivo", "Contacts refused today by reason"}, {"limite diário de contatos atingido", "daily contact limit reached"}, {"sem endereço no canal", "no address on the channel"},
+			{"Cobradores hoje", "Collectors today"}, {"Em atendimento", "Working"}, {"falou com o devedor: 1", "spoke with the debtor: 1"},
+			{"Agenda de hoje por fatia", "Today&#39;s agenda by shard"}, {"não iniciada", "not started"}, {"Baixar CSV da agenda", "Download the agenda CSV"}}},
+		{"supervisor", "/ui/dashboard.csv?table=nope", 400, []check{{"table deve ser uma de: buckets, promises", "table must be one of: buckets, promises"}}},
 		{"supervisor", "/ui/portfolio?bucket=D031_060", 200, []check{{"Carteira em atraso", "Overdue portfolio"}, {"Dias de atraso", "Days past due"}, {"R$ 250,00", "R$ 250.00"}, {"10/08/2026", "2026-08-10"}}},
 		{"supervisor", "/ui/agenda?date=2026-09-24", 200, []check{{"Agenda de 24/09/2026", "Agenda for 2026-09-24"}, {"Executar agora", "Run now"}}},
 		{"supervisor", "/ui/suspense", 200, []check{{"Pagamentos sem cobrança identificada", "Payments without an identified charge"}, {"R$ 40,00", "R$ 40.00"}, {"pago em 24/09/2026 08:30", "paid on 2026-09-24 08:30"}, {"Aplicar", "Apply"}}},
 		{"operator", "/ui/debtors/" + dk, 200, []check{{"Saldo atualizado (tudo)", "Updated balance (all)"}, {"Vencida", "Overdue"}, {"Registrar promessa de pagamento", "Record a promise to pay"}, {"Histórico do devedor", "Debtor history"}}},
+		{"operator", "/ui/debtors/" + s.dks[1], 200, []check{{"ligação: falou com o devedor", "call: spoke with the debtor"}}},
 		{"operator", "/ui/debtors/" + dk + "?events=C-UI-000/0", 200, []check{{"Contrato cadastrado", "Contract created"}}},
 		{"operator", "/ui/debtors", 200, []check{{"CPF, CNPJ, telefone, número do contrato ou chave do devedor", "CPF, CNPJ, phone, contract number or debtor key"}}},
 		{"operator", "/ui/debtors?q=11900000003", 200, []check{{"4 devedores encontrados", "4 debtors found"}, {"telefone", "phone"}, {"Abrir visão 360", "Open the 360 view"}}},
@@ -155,6 +169,10 @@ func TestEveryPageInBothLanguages(t *testing.T) {
 		_, csv := get(t, c["supervisor"], s.URL+"/ui/dashboard.csv")
 		if name := map[string]string{"pt-BR": "31–60 dias", "en": "31–60 days"}[l]; !strings.Contains(csv, ","+name+",") {
 			t.Errorf("%s CSV:\n%s", l, csv)
+		}
+		// The other tables write codes and numbers, the same in both.
+		if _, csv := get(t, c["supervisor"], s.URL+"/ui/dashboard.csv?table=collectors"); !strings.Contains(csv, ","+s.operatorID()+",1,0,0,1,REACHED,1") {
+			t.Errorf("%s collectors CSV:\n%s", l, csv)
 		}
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"lastro/collections/calendar"
+	"lastro/contactlimit"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/engine/enginetest"
+	"lastro/tenant"
 	"lastro/worklist"
 )
 
@@ -36,8 +38,13 @@ func TestCollectorsMorning(t *testing.T) {
 	// The régua listed the debtor's call for today (CALL_D15 writes this
 	// task in the step's own transaction; agenda's tests cover that).
 	today := calendar.Today(env.Clock.Now(), tn.Location).String()
+	call, err := env.Contacts.Claim(bg, tn, contactlimit.Claim{DebtorKey: r.DebtorKey, ContractID: "C-DESK-1", Channel: contactlimit.Call,
+		Template: "CALL_D15", Action: "CALL_D15", Actor: debtor.Actor{Role: "agenda"}})
+	if err != nil || !call.Allowed {
+		t.Fatalf("list the call: %+v %v", call, err)
+	}
 	put, err := worklist.Put(worklist.Task{TenantID: tn.ID, Date: today, DebtorKey: r.DebtorKey, ContractID: "C-DESK-1", Action: "CALL_D15",
-		AttemptID: "att-desk-1", DaysPastDue: 45, AmountDueCents: 31500, OutstandingCents: 94500, CreatedAt: "2026-09-24T11:00:00.000Z"})
+		AttemptID: call.AttemptID, AttemptKey: call.SK, DaysPastDue: 45, AmountDueCents: 31500, OutstandingCents: 94500, CreatedAt: "2026-09-24T11:00:00.000Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,4 +135,17 @@ func TestCollectorsMorning(t *testing.T) {
 		t.Errorf("queue row after the outcome: %q", row)
 	}
 	shot.take(ctx, "queue-done")
+	// The outcome settled the call's evidence, shown in the contact history.
+	run(t, ctx, "contact history", chromedp.Navigate(env.URL+"/ui/debtors/"+r.DebtorKey), chromedp.WaitVisible(chromedp.CSS(`#contacts .call-outcome`)))
+	if got := text("call outcome", chromedp.CSS(`#contacts .call-outcome`)); !strings.Contains(got, "falou com o devedor") {
+		t.Errorf("the call in the contact history: %q", got)
+	}
+	v, err := env.Contacts.Day(bg, tn, r.DebtorKey, call.LocalDate, 50, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opID := tenant.KeyFingerprint(keys["operator"])[:tenant.KeyIDLength]
+	if len(v.Items) != 1 || v.Items[0].Outcome != contactlimit.OutcomeCalled || v.Items[0].CallOutcome != "REACHED" || v.Items[0].OperatorID != opID {
+		t.Errorf("the call's evidence after the outcome: %+v (operator %s)", v.Items, opID)
+	}
 }

@@ -35,9 +35,12 @@ var labels = map[string]string{
 	// contact gateway reasons
 	"LIMIT": "limite diário de contatos atingido", "WINDOW": "fora do horário permitido", "HOLIDAY": "feriado",
 	"OPT_OUT": "o devedor pediu para não ser contatado por este canal", "DISPUTE": "contestação em aberto",
+	"NO_ADDRESS": "sem endereço no canal", // SKIPPED_NO_ADDRESS's reason, on the dashboard (ADR 0085)
 	// call outcomes
 	"REACHED": "falou com o devedor", "NO_ANSWER": "não atendeu", "WRONG_NUMBER": "número errado", "REFUSED": "recusou-se a falar",
 	"PROMISE": "promessa de pagamento", "CALLBACK": "pediu retorno",
+	// a CALL attempt once its outcome is recorded (ADR 0085)
+	"CALLED": "ligação registrada",
 	// roles
 	"operator": "operador(a)", "supervisor": "supervisor(a)", "compliance": "compliance",
 }

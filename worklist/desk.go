@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -16,13 +17,17 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
+	"lastro/contactlimit"
 	"lastro/tenant"
 )
 
 // Outcomes are the results a collector records of a call (ADR 0080). A
 // listed call already spent the debtor's contact of the day when the régua
 // listed it, whatever its outcome: an attempt to reach the debtor is what
-// the contact limit counts, answered or not.
+// the contact limit counts, answered or not. Recording the outcome counts
+// nothing more; it settles the attempt's evidence (CALLED, with the
+// outcome, the operator's id and the time), and a callback the debtor
+// asked for on the same day is the same contact (ADR 0085).
 var Outcomes = []string{OutcomeReached, "NO_ANSWER", "WRONG_NUMBER", "REFUSED", OutcomePromise, OutcomeDispute, OutcomeCallback}
 
 // The outcomes that lead somewhere else.
@@ -53,6 +58,7 @@ var (
 	errCallbackAt = errs.E(errs.Invalid, "invalid_callback", "a callback needs its time (RFC 3339, later than now)")
 	errNotHolder  = errs.E(errs.Conflict, "task_not_yours", "take the task before recording its outcome (another collector may hold it)")
 	errDate       = errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD")
+	errSettled    = errs.E(errs.Conflict, "attempt_settled", "this call's contact attempt is no longer open (blocked or settled otherwise)")
 )
 
 // validDate refuses a day that is not a civil date before it reaches a key.
@@ -134,7 +140,12 @@ func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, 
 }
 
 // Record writes the call's outcome on the task holder holds (conditioned
-// on the claim), closing it, or keeping it for the callback at callbackAt.
+// on the claim), closing it, or keeping it for the callback at callbackAt,
+// and settles the task's contact evidence in the same transaction
+// (contactlimit.CallOutcome): one consistent GetItem of the task, for its
+// attempt's key, then TransactWriteItems of the task and the evidence. A
+// task listed before tasks carried the attempt's key is written alone.
+// holder is the operator's id (an API key id), recorded as outcomeBy.
 func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder, outcome string, callbackAt time.Time, now time.Time) error {
 	if !slices.Contains(Outcomes, outcome) {
 		return errOutcome
@@ -149,21 +160,51 @@ func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID,
 		return errNoTask
 	}
 	ctx, _ = kit.Operation(ctx, "worklist.outcome")
+	key := kit.Key{PK: keys.WorkList(tenantID, date), SK: keys.CallTask(dk, contractID)}
+	it, err := db.Get(ctx, key, true)
+	if err != nil {
+		return fmt.Errorf("worklist: read the task: %w", err)
+	}
+	if it == nil {
+		return errNoTask
+	}
+	var task Task
+	if err := attributevalue.UnmarshalMap(it, &task); err != nil {
+		return fmt.Errorf("worklist: decode task: %w", err)
+	}
 	name, val := expression.Name, expression.Value
 	status := StatusDone
-	upd := expression.Set(name("outcome"), val(outcome)).Set(name("outcomeAt"), val(keys.Timestamp(now))).Remove(name("claimedUntil"))
+	upd := expression.Set(name("outcome"), val(outcome)).Set(name("outcomeAt"), val(keys.Timestamp(now))).
+		Set(name("outcomeBy"), val(holder)).Remove(name("claimedUntil"))
 	if outcome == OutcomeCallback {
 		status = StatusCallback
 		upd = upd.Set(name("callbackAt"), val(keys.Timestamp(callbackAt)))
 	}
 	upd = upd.Set(name("status"), val(status))
 	cond := name("claimedBy").Equal(val(holder)).And(name("claimedUntil").GreaterThanEqual(val(keys.Timestamp(now))))
-	key := kit.Key{PK: keys.WorkList(tenantID, date), SK: keys.CallTask(dk, contractID)}
-	_, err := db.Update(ctx, key, upd, &cond, types.ReturnValueNone)
-	if errors.Is(err, kit.ErrConditionFailed) {
-		return errNotHolder
+	if task.AttemptKey == "" {
+		_, err = db.Update(ctx, key, upd, &cond, types.ReturnValueNone)
+		if errors.Is(err, kit.ErrConditionFailed) {
+			return errNotHolder
+		}
+		if err != nil {
+			return fmt.Errorf("worklist: record outcome: %w", err)
+		}
+		return nil
 	}
+	ev, err := contactlimit.CallOutcome(contactlimit.CallResult{TenantID: tenantID, DebtorKey: dk, AttemptKey: task.AttemptKey,
+		AttemptID: task.AttemptID, Outcome: outcome, OperatorID: holder, At: now})
 	if err != nil {
+		return err
+	}
+	err = db.Transact(ctx, kit.UpdateAction(key, upd, &cond), ev)
+	var tc *kit.TxCanceled
+	switch {
+	case errors.As(err, &tc) && tc.Failed(0):
+		return errNotHolder
+	case errors.As(err, &tc) && tc.Failed(1):
+		return errSettled
+	case err != nil:
 		return fmt.Errorf("worklist: record outcome: %w", err)
 	}
 	return nil

@@ -10,6 +10,17 @@
 // contracts: the days past due, the amount due, the oldest due date, the
 // outstanding balance and the last contact. No personal data: the desk
 // resolves the phone through the contact gateway when it calls.
+//
+// How a call counts against the debtor's daily cap (ADRs 0080, 0085):
+// the contact is spent once, when the régua lists the call — the listing
+// claims the day's contact through the gateway, whether or not anyone
+// answers, as the law counts attempts to reach the debtor. The debtor's
+// other contracts on the same day join that attempt (no second contact).
+// Recording the outcome spends nothing: it settles the listed attempt's
+// evidence (outcome CALLED, the desk's code, the operator's API key id
+// and the time) in the transaction that closes the task, and a callback
+// the debtor asks for on the same day is the same contact. A call on
+// another day is another day's listing, and spends that day's contact.
 package worklist
 
 import (
@@ -51,14 +62,22 @@ type Task struct {
 	Status           string `dynamodbav:"status" json:"status"`
 	CreatedAt        string `dynamodbav:"createdAt" json:"createdAt"`
 	// ClaimedBy and ClaimedUntil are the collector working the task (a
-	// lease: one collector per debtor at a time, desk.go).
+	// lease: one collector per debtor at a time, desk.go): the operator's
+	// API key id, never a name. ClaimedBy stays once the task is done, so
+	// the dashboard counts each collector's calls.
 	ClaimedBy    string `dynamodbav:"claimedBy,omitempty" json:"-"`
 	ClaimedUntil string `dynamodbav:"claimedUntil,omitempty" json:"claimedUntil,omitempty"`
 	// Outcome is the call's result (Outcomes), at OutcomeAt; CallbackAt is
 	// when the debtor asked to be called again.
 	Outcome    string `dynamodbav:"outcome,omitempty" json:"outcome,omitempty"`
 	OutcomeAt  string `dynamodbav:"outcomeAt,omitempty" json:"outcomeAt,omitempty"`
+	OutcomeBy  string `dynamodbav:"outcomeBy,omitempty" json:"-"` // the operator's API key id
 	CallbackAt string `dynamodbav:"callbackAt,omitempty" json:"callbackAt,omitempty"`
+	// AttemptKey is the sort key of this task's own contact evidence (the
+	// attempt that spent the day's contact, or the one that joined it):
+	// the outcome settles it (Record, ADR 0085). Empty on tasks listed
+	// before it existed.
+	AttemptKey string `dynamodbav:"attemptKey,omitempty" json:"-"`
 }
 
 // Put is the task's write, for the transaction that records its step:

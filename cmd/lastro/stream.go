@@ -164,8 +164,17 @@ func (a *app) consumer(ctx context.Context, o streamOptions) (c *stream.Consumer
 	}
 	c, err = stream.New(stream.Config{Kit: a.Kit, Streams: a.streams, Archive: archive, Translate: stream.Translate,
 		Publisher: pubs, DeadLetter: metrics.CountDead(dead), Owner: owner, Clock: a.Clock, Poll: o.poll,
-		Observe: lag.Observe, Tenants: a.Tenants.List, Logger: a.log})
+		Observe: lag.Observe, Tenants: a.Tenants.List, Zone: a.tenantZone, Logger: a.log})
 	return c, closeEach, err
+}
+
+// tenantZone is a tenant's time zone, for the stream's day counters.
+func (a *app) tenantZone(ctx context.Context, id string) (*time.Location, error) {
+	t, err := a.Tenants.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return t.Location, nil
 }
 
 // publishers wires the consumer's publishers from o, in dir unless o

@@ -72,6 +72,7 @@ var Registry = []Prefix{
 	{"RUN", SK, 0, "agenda run of one shard on one date: lease and checkpoint", []string{"date", "shard"}},
 	{"SHARD", SK, 0, "stream shard: the consumer's lease and checkpoint (ADR 0047)", []string{"streamLabel", "shardId"}},
 	{"BSUM", SK, 0, "a portfolio bucket's counters, maintained from the stream (ADR 0028)", []string{"bucket"}},
+	{"DSUM", SK, 0, "a tenant's day counters (promises, cures, contacts), maintained from the stream (ADR 0085)", []string{"date"}},
 	{"SEED", SK, 0, "whether a stream's bucket counters were counted from the portfolio index (ADR 0079)", []string{"streamLabel"}},
 	{"REV", SK, 0, "reversal (Pix refund) of a settlement, under its STL partition (ADR 0040)", []string{"rtrId"}},
 	{"RVW", SK, 0, "reversal awaiting review (suspense entry, ADR 0040)", []string{"ts", "rtrId"}},
@@ -471,6 +472,12 @@ func Bucket(t, bucket string) string { return join("T", t, "B", bucket) }
 // bucket's counters (contracts and balance): kept by the stream consumer,
 // never computed by reading the bucket (ADR 0028).
 func BucketSummary(bucket string) string { return join("BSUM", bucket) }
+
+// DaySummary is the sort key, in the tenant's partition, of one civil
+// date's counters (promises kept and broken, cures, contacts by channel
+// and refusals by reason): kept by the stream consumer, read by the
+// dashboard with one Query over the month (ADR 0085).
+func DaySummary(date string) string { return join("DSUM", date) }
 
 // System is the platform's system partition, outside every tenant: the
 // stream consumer's leases and checkpoints (ADR 0047). Like Directory, only

@@ -398,3 +398,38 @@ func TestQueryFilterDropsItemsAfterReadingThem(t *testing.T) {
 		t.Fatalf("filtered query consumed %.1f RRU", usage.RRU())
 	}
 }
+
+// TestCountCountsAcrossOneMegabytePages: Count returns how many items the
+// key condition selects, through every 1 MB page, sending none.
+func TestCountCountsAcrossOneMegabytePages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tn := e.kit.Tenant("t1", []byte("cursor-secret"))
+	pk := keys.Debtor("t1", "d1")
+	pad := strings.Repeat("x", 4000)
+	var puts []kit.Item
+	for i := range 600 {
+		puts = append(puts, item(pk, keys.Installment("C-1", i), "pad", pad))
+	}
+	puts = append(puts, item(pk, keys.Contract("C-2")))
+	if err := tn.BatchWrite(ctx, puts, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    kit.Query
+		want int64
+	}{
+		{kit.Query{Partition: pk, Sort: kit.BeginsWith(keys.InstallmentsPrefix("C-1"))}, 600},
+		{kit.Query{Partition: pk}, 601},
+		{kit.Query{Partition: keys.Debtor("t1", "d2")}, 0},
+	} {
+		n, err := tn.Count(ctx, c.q)
+		if err != nil || n != c.want {
+			t.Errorf("count %+v: %d %v, want %d", c.q, n, err, c.want)
+		}
+	}
+	if _, err := tn.Count(ctx, kit.Query{Partition: keys.Debtor("t2", "d1")}); err == nil {
+		t.Error("a count in another tenant's partition")
+	}
+}

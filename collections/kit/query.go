@@ -248,3 +248,51 @@ func (t *Tenant) QueryPage(ctx context.Context, q Query, cursor string) (Page, e
 	}
 	return page, nil
 }
+
+// Count is the number of items q's key condition (and filter) selects,
+// with Select COUNT: the items are read and paid for, never sent. It
+// pages through the whole selection, so it suits small partitions (a
+// day's agenda shard), never a whole table.
+func (t *Tenant) Count(ctx context.Context, q Query) (int64, error) {
+	if err := t.guard("Query", q.Partition); err != nil {
+		return 0, err
+	}
+	kc, err := q.keyCondition()
+	if err != nil {
+		return 0, err
+	}
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if q.Filter != nil {
+		b = b.WithFilter(*q.Filter)
+	}
+	e, err := b.Build()
+	if err != nil {
+		return 0, fmt.Errorf("kit: query expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &t.k.table, KeyConditionExpression: e.KeyCondition(), FilterExpression: e.Filter(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		Select: types.SelectCount, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
+	}
+	if q.Index != "" {
+		in.IndexName = aws.String(q.Index)
+	} else {
+		in.ConsistentRead = aws.Bool(q.Consistent)
+	}
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		out, err := t.k.api.Query(ctx, in)
+		if err != nil {
+			return n, classify("Query", err)
+		}
+		t.k.record(ctx, "Query", out.ConsumedCapacity)
+		n += int64(out.Count)
+		if len(out.LastEvaluatedKey) == 0 {
+			return n, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
