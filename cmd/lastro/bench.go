@@ -202,6 +202,10 @@ func benchStarted(ctx context.Context, o benchOptions, n int, stdout, stderr io.
 	o.now = benchInstant(time.Now())
 	env := []string{"LASTRO_ADMIN_TOKEN=" + admin, "LASTRO_SCHEDULER=off", "LASTRO_ADDR=127.0.0.1:0", "LASTRO_PPROF_ADDR=127.0.0.1:0",
 		"LASTRO_NOW=" + o.now.Format(time.RFC3339),
+		// The agenda scenario is one POST /v1/agenda/run per engine, which
+		// at 100,000 contracts answers after more than serve's default
+		// 60 s write timeout.
+		"LASTRO_WRITE_TIMEOUT=" + benchCallTimeout(o).String(),
 		// One data key for every engine: they share the table, and with it
 		// the tenants' sealed secrets.
 		"LASTRO_DATA_KEY=" + base64.StdEncoding.EncodeToString(secret.Random(secret.KeySize))}
@@ -360,7 +364,7 @@ type benchFixture struct {
 
 func benchRun(ctx context.Context, o benchOptions, engines []engineProc, store *engineProc, stdout, stderr io.Writer) (benchReport, error) {
 	var rep benchReport
-	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConns: 4 * o.clients, MaxIdleConnsPerHost: o.clients, IdleConnTimeout: time.Minute}}
+	hc := &http.Client{Timeout: benchCallTimeout(o), Transport: &http.Transport{MaxIdleConns: 4 * o.clients, MaxIdleConnsPerHost: o.clients, IdleConnTimeout: time.Minute}}
 	// A 503 (an engine's in-flight cap, the store's throttling) is sent
 	// again after its Retry-After, as providers redeliver; the report
 	// counts them.
@@ -883,3 +887,7 @@ func benchDocuments(n int, seed uint64) []string {
 // benchPhone is the i-th seeded debtor's mobile phone: one each, as
 // debtors have, so no phone lookup partition (ADR 0084) holds them all.
 func benchPhone(i int) string { return fmt.Sprintf("+55 11 9%08d", i%100_000_000) }
+
+// benchCallTimeout bounds one request of the bench: an agenda run is one
+// request, as long as its scenario may last.
+func benchCallTimeout(o benchOptions) time.Duration { return max(2*time.Minute, o.duration+time.Minute) }
