@@ -890,4 +890,6 @@ func benchPhone(i int) string { return fmt.Sprintf("+55 11 9%08d", i%100_000_000
 
 // benchCallTimeout bounds one request of the bench: an agenda run is one
 // request, as long as its scenario may last.
-func benchCallTimeout(o benchOptions) time.Duration { return max(2*time.Minute, o.duration+time.Minute) }
+func benchCallTimeout(o benchOptions) time.Duration {
+	return max(2*time.Minute, o.duration+time.Minute)
+}
