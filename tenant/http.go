@@ -142,6 +142,24 @@ func (s *Service) Routes(srv *web.Server) {
 		Summary: "Where the tenant's contact messages go: its provider's url, or none (the engine's local outbox); never the secret",
 		Roles:   sup, Response: MessagingView{URL: "https://sms.provider.example/lastro", Configured: true}}, s.getMessaging)
 	s.pspRoutes(srv, sup)
+	srv.Handle(web.Doc{Method: http.MethodPut, Path: "/v1/tenant/outcome-codes",
+		Summary: "Set the codes collectors record a call's outcome with: each a code (A-Z, 0-9, _), a kind (REACHED, NO_ANSWER, WRONG_NUMBER, " +
+			"REFUSED, PROMISE: opens the promise form, DISPUTE, CALLBACK: needs its time), labelPt and optionally labelEn; 1-30 codes. " +
+			"Until set, one code per kind applies (default: true)",
+		Roles: sup, Request: OutcomeCodesInput{Codes: DefaultOutcomeCodes()[:2]}, Response: OutcomeCodesView{Codes: DefaultOutcomeCodes()[:2]},
+		Errors: []int{http.StatusConflict}}, s.putOutcomeCodes)
+	srv.Handle(web.Doc{Method: http.MethodGet, Path: "/v1/tenant/outcome-codes", Summary: "The tenant's call outcome codes (default: true while they are the built-in ones)",
+		Roles: allRoles, Response: OutcomeCodesView{Codes: DefaultOutcomeCodes(), Default: true}}, s.getOutcomeCodes)
+}
+
+func (s *Service) putOutcomeCodes(c echo.Context) error { return setSetting(s, c, s.SetOutcomeCodes) }
+
+func (s *Service) getOutcomeCodes(c echo.Context) error {
+	t, err := s.From(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, OutcomeCodesView{Codes: t.OutcomeCodes(), Default: len(t.outcomeCodes) == 0})
 }
 
 func (s *Service) putMessaging(c echo.Context) error { return setSetting(s, c, s.SetMessaging) }

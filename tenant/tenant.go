@@ -53,6 +53,7 @@ type Tenant struct {
 	MessagingURL  string          // the tenant's messaging provider webhook ("" : none); messaging.go
 	EventsURL     string          // the tenant's domain-events webhook ("" : none); eventswebhook.go
 	boleto        *BoletoSettings // nil: DefaultBoleto; boleto.go
+	outcomeCodes  []OutcomeCode   // nil: DefaultOutcomeCodes; outcomes.go
 	calendar      *calendar.Calendar
 	secrets       secrets
 }
@@ -123,6 +124,7 @@ type record struct {
 	MessagingURL  string          `dynamodbav:"messagingUrl,omitempty"`
 	EventsURL     string          `dynamodbav:"eventsWebhookUrl,omitempty"`
 	Boleto        *BoletoSettings `dynamodbav:"boleto,omitempty"`
+	OutcomeCodes  []OutcomeCode   `dynamodbav:"outcomeCodes,omitempty"`
 }
 
 // directoryRecord is a tenant's entry in the platform's directory of
@@ -487,7 +489,7 @@ func (s *Service) load(ctx context.Context, id string) (*Tenant, error) {
 	created, _ := time.Parse(time.RFC3339, rec.CreatedAt)
 	t := &Tenant{ID: rec.TenantID, Name: rec.Name, TimeZone: rec.TimeZone, Location: loc, Shards: rec.Shards,
 		KeyVersion: rec.KeyVersion, ChargesPolicy: rec.ChargesPolicy, DunningPolicy: rec.DunningPolicy,
-		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, EventsURL: rec.EventsURL, boleto: rec.Boleto, secrets: sec}
+		Version: rec.Version, CreatedAt: created, Holidays: rec.Holidays, MessagingURL: rec.MessagingURL, EventsURL: rec.EventsURL, boleto: rec.Boleto, outcomeCodes: rec.OutcomeCodes, secrets: sec}
 	if len(rec.Holidays) > 0 {
 		var extra []calendar.Date
 		for _, h := range rec.Holidays {

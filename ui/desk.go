@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 
 	"lastro/agenda"
 	"lastro/charges"
@@ -142,8 +143,28 @@ type debtorData struct {
 	Pix          *pixShown
 	TaskDate     string // the call task being worked (?task=<date>/<contractId>)
 	TaskContract string
-	Form         url.Values // what a refused form held, to fill it again
-	FormOf       string     // which form: "promise:<contractId>" or "contact"
+	Outcomes     []outcomeOption // the tenant's outcome codes, for the call's form
+	Form         url.Values      // what a refused form held, to fill it again
+	FormOf       string          // which form: "promise:<contractId>" or "contact"
+}
+
+// outcomeOption is one of the tenant's outcome codes in the call form's
+// select, labelled in the page's language.
+type outcomeOption struct{ Code, Label string }
+
+// outcomeOptions are t's outcome codes labelled in l: the English label
+// where the page is English and the tenant wrote one, the Portuguese
+// otherwise.
+func outcomeOptions(t *tenant.Tenant, l lang) []outcomeOption {
+	var out []outcomeOption
+	for _, c := range t.OutcomeCodes() {
+		label := c.LabelPT
+		if l == english && c.LabelEN != "" {
+			label = c.LabelEN
+		}
+		out = append(out, outcomeOption{c.Code, label})
+	}
+	return out
 }
 
 // Value is a field of the refused form, for refilling it.
@@ -332,6 +353,20 @@ type outcomeCount struct {
 	N       int
 }
 
+// outcomeOrder is the order the dashboard lists outcome codes in: the
+// built-in kinds first, then the tenant's own codes by name.
+func outcomeOrder(by map[string]int) []string {
+	out := tenant.OutcomeKinds()
+	var more []string
+	for o := range by {
+		if !slices.Contains(out, o) {
+			more = append(more, o)
+		}
+	}
+	slices.Sort(more)
+	return append(out, more...)
+}
+
 func countCalls(tasks []worklist.Task) callsToday {
 	c := callsToday{Listed: len(tasks)}
 	by := map[string]int{}
@@ -346,7 +381,7 @@ func countCalls(tasks []worklist.Task) callsToday {
 			c.ToCall++
 		}
 	}
-	for _, o := range worklist.Outcomes {
+	for _, o := range outcomeOrder(by) {
 		if by[o] > 0 {
 			c.Outcomes = append(c.Outcomes, outcomeCount{o, by[o]})
 		}

@@ -621,6 +621,7 @@ func (u *UI) showDebtor(c echo.Context, status int, extra debtorData, problem st
 			return u.fail(c, errs.E(errs.Invalid, "invalid_task", "%s", langOf(c).T("a tarefa deve ser <AAAA-MM-DD>/<contrato>")))
 		}
 		d.TaskDate, d.TaskContract = date, cid
+		d.Outcomes = outcomeOptions(t, langOf(c))
 	}
 	if ev := c.QueryParam("events"); ev != "" {
 		cid, seq, err := parseEventsParam(ev)
@@ -918,7 +919,8 @@ func (u *UI) taskOutcome(c echo.Context) error {
 	if err := u.d.Desk.Record(c.Request().Context(), t, date, dk, cid, holder(c), outcome, at); err != nil {
 		return u.fail(c, err)
 	}
-	switch outcome {
+	code, _ := t.OutcomeCode(outcome)
+	switch code.Kind {
 	case worklist.OutcomePromise:
 		return u.showDebtor(c, http.StatusOK, debtorData{FormOf: "promise:" + cid}, "")
 	case worklist.OutcomeDispute:

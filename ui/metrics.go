@@ -135,7 +135,7 @@ type collectorRow struct {
 	Working   int    // held now
 	Callbacks int    // waiting for the callback the debtor asked
 	Done      int
-	Outcomes  []outcomeCount // the done and callback tasks by outcome, in worklist.Outcomes order
+	Outcomes  []outcomeCount // the done and callback tasks by outcome, built-in kinds first (outcomeOrder)
 }
 
 // collectors groups the day's tasks by the collector who took them, most
@@ -170,7 +170,7 @@ func collectors(tasks []worklist.Task, now string) []collectorRow {
 		}
 	}
 	for i := range rows {
-		for _, o := range worklist.Outcomes {
+		for _, o := range outcomeOrder(by[rows[i].Operator]) {
 			if n := by[rows[i].Operator][o]; n > 0 {
 				rows[i].Outcomes = append(rows[i].Outcomes, outcomeCount{o, n})
 			}

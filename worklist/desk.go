@@ -21,21 +21,22 @@ import (
 	"lastro/tenant"
 )
 
-// Outcomes are the results a collector records of a call (ADR 0080). A
-// listed call already spent the debtor's contact of the day when the régua
-// listed it, whatever its outcome: an attempt to reach the debtor is what
-// the contact limit counts, answered or not. Recording the outcome counts
-// nothing more; it settles the attempt's evidence (CALLED, with the
-// outcome, the operator's id and the time), and a callback the debtor
-// asked for on the same day is the same contact (ADR 0085).
-var Outcomes = []string{OutcomeReached, "NO_ANSWER", "WRONG_NUMBER", "REFUSED", OutcomePromise, OutcomeDispute, OutcomeCallback}
-
-// The outcomes that lead somewhere else.
+// The tenant's outcome codes are the results a collector records of a
+// call (tenant.OutcomeCode, ADR 0080): each of a built-in kind, so the
+// desk knows a PROMISE-kind code opens the promise form and a
+// CALLBACK-kind code needs its time; a tenant that set none has one code
+// per kind (tenant.DefaultOutcomeCodes). A listed call already spent the
+// debtor's contact of the day when the régua listed it, whatever its
+// outcome: an attempt to reach the debtor is what the contact limit
+// counts, answered or not. Recording the outcome counts nothing more; it
+// settles the attempt's evidence (CALLED, with the code, the operator's id
+// and the time), and a callback the debtor asked for on the same day is
+// the same contact (ADR 0085).
 const (
-	OutcomeReached  = "REACHED"  // the right party, nothing agreed
-	OutcomePromise  = "PROMISE"  // the debtor promised to pay: the promise form follows
-	OutcomeDispute  = "DISPUTE"  // the debtor contests the debt: the dispute follows
-	OutcomeCallback = "CALLBACK" // call again at CallbackAt
+	OutcomeReached  = tenant.KindReached  // the right party, nothing agreed
+	OutcomePromise  = tenant.KindPromise  // the debtor promised to pay: the promise form follows
+	OutcomeDispute  = tenant.KindDispute  // the debtor contests the debt: the dispute follows
+	OutcomeCallback = tenant.KindCallback // call again at CallbackAt
 )
 
 // StatusDone is a task whose call has an outcome; StatusCallback one the
@@ -54,7 +55,7 @@ const maxQueue = 2000
 var (
 	errTaken      = errs.E(errs.Conflict, "task_taken", "another collector is working this debtor now; try another task")
 	errNoTask     = errs.E(errs.NotFound, "task_not_found", "no such call task on that day's list")
-	errOutcome    = errs.E(errs.Invalid, "invalid_outcome", "outcome must be one of REACHED, NO_ANSWER, WRONG_NUMBER, REFUSED, PROMISE, DISPUTE, CALLBACK")
+	errOutcome    = errs.E(errs.Invalid, "invalid_outcome", "outcome must be one of the tenant's outcome codes (GET /v1/tenant/outcome-codes)")
 	errCallbackAt = errs.E(errs.Invalid, "invalid_callback", "a callback needs its time (RFC 3339, later than now)")
 	errNotHolder  = errs.E(errs.Conflict, "task_not_yours", "take the task before recording its outcome (another collector may hold it)")
 	errDate       = errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD")
@@ -145,12 +146,17 @@ func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, 
 // (contactlimit.CallOutcome): one consistent GetItem of the task, for its
 // attempt's key, then TransactWriteItems of the task and the evidence. A
 // task listed before tasks carried the attempt's key is written alone.
-// holder is the operator's id (an API key id), recorded as outcomeBy.
-func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder, outcome string, callbackAt time.Time, now time.Time) error {
-	if !slices.Contains(Outcomes, outcome) {
+// holder is the operator's id (an API key id), recorded as outcomeBy;
+// outcome is one of codes, the tenant's (tenant.Tenant.OutcomeCodes), and
+// its kind says whether the task waits for a callback.
+func Record(ctx context.Context, db *kit.Tenant, tenantID string, codes []tenant.OutcomeCode, date, dk, contractID, holder, outcome string,
+	callbackAt time.Time, now time.Time) error {
+	i := slices.IndexFunc(codes, func(c tenant.OutcomeCode) bool { return c.Code == outcome })
+	if i < 0 {
 		return errOutcome
 	}
-	if outcome == OutcomeCallback && !callbackAt.After(now) {
+	callback := codes[i].Kind == tenant.KindCallback
+	if callback && !callbackAt.After(now) {
 		return errCallbackAt
 	}
 	if err := validDate(date); err != nil {
@@ -176,7 +182,7 @@ func Record(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID,
 	status := StatusDone
 	upd := expression.Set(name("outcome"), val(outcome)).Set(name("outcomeAt"), val(keys.Timestamp(now))).
 		Set(name("outcomeBy"), val(holder)).Remove(name("claimedUntil"))
-	if outcome == OutcomeCallback {
+	if callback {
 		status = StatusCallback
 		upd = upd.Set(name("callbackAt"), val(keys.Timestamp(callbackAt)))
 	}
@@ -234,7 +240,7 @@ func (d *Desk) Claim(ctx context.Context, t *tenant.Tenant, date, dk, contractID
 	return Claim(ctx, d.db(t), t.ID, date, dk, contractID, holder, d.clock.Now())
 }
 
-// Record writes a task's outcome.
+// Record writes a task's outcome, one of t's outcome codes.
 func (d *Desk) Record(ctx context.Context, t *tenant.Tenant, date, dk, contractID, holder, outcome string, callbackAt time.Time) error {
-	return Record(ctx, d.db(t), t.ID, date, dk, contractID, holder, outcome, callbackAt, d.clock.Now())
+	return Record(ctx, d.db(t), t.ID, t.OutcomeCodes(), date, dk, contractID, holder, outcome, callbackAt, d.clock.Now())
 }
