@@ -159,36 +159,7 @@ func (s *Store) RestoreTableToPointInTime(ctx context.Context, body []byte) (any
 		return nil, err
 	}
 	defer view.Release()
-	nt := &engine.Table{}
-	if err := s.allocateRestore(d); err != nil {
-		return nil, err
-	}
-	nt.Def.Store(d)
-	if err := s.fillAt(ctx, view, src, at, nt); err != nil {
-		s.discardRestore(d.ID)
-		return nil, err
-	}
-	if err := s.DB.Settle(); err != nil {
-		s.discardRestore(d.ID)
-		return nil, err
-	}
-	s.Mu.Lock()
-	defer s.Mu.Unlock()
-	if s.Tables[target] != nil {
-		s.discardRestore(d.ID)
-		return nil, tableAlreadyExists(target)
-	}
-	if s.Deleting[target] {
-		s.discardRestore(d.ID)
-		return nil, control.TableBeingDeleted(target)
-	}
-	if err := s.PersistDef(d); err != nil {
-		s.discardRestore(d.ID)
-		return nil, err
-	}
-	s.Tables[target] = nt
-	desc := s.Describe(nt, engine.DescOpts{Status: "CREATING", IndexStatus: "CREATING", Created: true})
-	return map[string]any{"TableDescription": desc}, nil
+	return s.publishRestore(d, target, func(t *engine.Table) error { return s.fillAt(ctx, view, src, at, t) })
 }
 
 // fillAt writes the items table src held at instant at, with their index

@@ -85,12 +85,21 @@ func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, e
 	if err != nil {
 		return nil, err
 	}
+	return s.publishRestore(d, target, func(t *engine.Table) error { return s.fillRestore(ctx, snap, b, t) })
+}
+
+// publishRestore allocates the new table of definition d, fills it with
+// fill, and publishes it under target once its items are durable, unless
+// a table of that name appeared meanwhile (created by CreateTable or
+// another restore). Any failure discards what fill wrote. Restores from
+// a backup and to a point in time both end here.
+func (s *Store) publishRestore(d *engine.TableDef, target string, fill func(*engine.Table) error) (any, error) {
 	t := &engine.Table{}
 	if err := s.allocateRestore(d); err != nil {
 		return nil, err
 	}
 	t.Def.Store(d)
-	if err := s.fillRestore(ctx, snap, b, t); err != nil {
+	if err := fill(t); err != nil {
 		s.discardRestore(d.ID)
 		return nil, err
 	}
@@ -103,7 +112,6 @@ func (s *Store) RestoreTableFromBackup(ctx context.Context, body []byte) (any, e
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	if s.Tables[target] != nil {
-		// Created meanwhile by CreateTable or another restore.
 		s.discardRestore(d.ID)
 		return nil, tableAlreadyExists(target)
 	}
