@@ -21,7 +21,6 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/collections/table"
 	"lastro/debtor"
 	"lastro/tenant"
 )
@@ -350,30 +349,7 @@ func eachDebtor(ctx context.Context, k *kit.Kit, t *tenant.Tenant, fn func(dk st
 			return fn(dk)
 		})
 	}
-	db := k.Tenant(t.ID, t.CursorKey())
-	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(t.ID)}
-	for cursor := ""; ; {
-		page, err := db.QueryPage(ctx, q, cursor)
-		if err != nil {
-			return err
-		}
-		for _, it := range page.Items {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			p, err := keys.Parse(keys.PK, str(it, "PK"))
-			if err != nil || len(p.Parts) < 2 || p.Parts[1].Prefix != "D" {
-				continue
-			}
-			if err := fn(p.Parts[1].Fields["debtorKey"]); err != nil {
-				return err
-			}
-		}
-		if page.Next == "" {
-			return nil
-		}
-		cursor = page.Next
-	}
+	return debtorPages(ctx, k.Tenant(t.ID, t.CursorKey()), t.ID, 0, "", fn, nil)
 }
 
 // partitionKeys lists the keys of one partition (strongly consistent).

@@ -13,7 +13,6 @@ import (
 	"lastro/collections/errs"
 	"lastro/collections/keys"
 	"lastro/collections/kit"
-	"lastro/collections/table"
 	"lastro/contract"
 	"lastro/debtor"
 	"lastro/tenant"
@@ -298,41 +297,23 @@ func (r *rotation) moveAll(ctx context.Context) error {
 
 // pass is one walk of GSI3 from the checkpoint's cursor to its end.
 func (r *rotation) pass(ctx context.Context) error {
-	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID), Limit: rotatePage}
-	for {
-		page, err := r.db.QueryPage(ctx, q, r.j.item.Cursor)
-		if errs.Is(err, errs.Invalid) && r.j.item.Cursor != "" {
-			r.j.item.Cursor = "" // a cursor past its validity: walk again from the start
-			continue
-		}
+	return debtorPages(ctx, r.db, r.t.ID, rotatePage, r.j.item.Cursor, func(dk string) error {
+		found, err := r.move(ctx, dk)
 		if err != nil {
 			return err
 		}
-		for _, it := range page.Items {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			p, err := keys.Parse(keys.PK, str(it, "PK"))
-			if err != nil || len(p.Parts) < 2 || p.Parts[1].Prefix != "D" {
-				continue
-			}
-			found, err := r.move(ctx, p.Parts[1].Fields["debtorKey"])
-			if err != nil {
-				return err
-			}
-			if found {
-				r.j.count("passFound", 1)
-			}
+		if found {
+			r.j.count("passFound", 1)
 		}
-		r.j.item.Cursor = page.Next
+		return nil
+	}, func(next string) error {
+		r.j.item.Cursor = next
 		if err := r.j.save(ctx); err != nil {
 			return err
 		}
 		r.d.progress("rotate %s: %d debtors moved (%d items)", r.t.ID, r.j.item.Counts["debtors"], r.j.item.Counts["items"])
-		if page.Next == "" {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 // move moves one debtor listed by GSI3 unless it is already keyed with
@@ -710,57 +691,38 @@ func (r *rotation) tenantWideLookups(ctx context.Context) error {
 // movedFrom mark and the tombstone it names is deleted (after a last
 // look for late items). Then the older secret versions are dropped.
 func (r *rotation) retire(ctx context.Context) error {
-	q := kit.Query{Index: table.TenantDebtors, Partition: keys.Profiles(r.t.ID), Limit: rotatePage}
-	for {
-		page, err := r.db.QueryPage(ctx, q, r.j.item.Cursor)
-		if errs.Is(err, errs.Invalid) && r.j.item.Cursor != "" {
-			r.j.item.Cursor = ""
-			continue
-		}
+	err := debtorPages(ctx, r.db, r.t.ID, rotatePage, r.j.item.Cursor, func(dk string) error {
+		cur, err := r.profile(ctx, dk)
 		if err != nil {
 			return err
 		}
-		for _, it := range page.Items {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			p, err := keys.Parse(keys.PK, str(it, "PK"))
-			if err != nil || len(p.Parts) < 2 || p.Parts[1].Prefix != "D" {
-				continue
-			}
-			dk := p.Parts[1].Fields["debtorKey"]
-			cur, err := r.profile(ctx, dk)
-			if err != nil {
-				return err
-			}
-			from := str(cur, debtor.AttrMovedFrom)
-			if from == "" {
-				continue
-			}
-			if err := r.finish(ctx, from, dk); err != nil {
-				return err
-			}
-			if err := r.pacer.Wait(ctx, 2); err != nil {
-				return err
-			}
-			gone := expression.AttributeNotExists(expression.Name("PK")).Or(expression.Name(debtor.AttrMovedTo).Equal(expression.Value(dk)))
-			if err := r.db.Delete(ctx, kit.Key{PK: keys.Debtor(r.t.ID, from), SK: keys.ProfileSK}, &gone); err != nil {
-				return fmt.Errorf("delete an old profile: %w", err)
-			}
-			mark := expression.Name(debtor.AttrMovedFrom).Equal(expression.Value(from))
-			if _, err := r.db.Update(ctx, kit.Key{PK: keys.Debtor(r.t.ID, dk), SK: keys.ProfileSK},
-				expression.Remove(expression.Name(debtor.AttrMovedFrom)), &mark, ""); err != nil && !errors.Is(err, kit.ErrConditionFailed) {
-				return fmt.Errorf("clear a moved mark: %w", err)
-			}
-			r.j.count("tombstones", 1)
+		from := str(cur, debtor.AttrMovedFrom)
+		if from == "" {
+			return nil
 		}
-		r.j.item.Cursor = page.Next
-		if err := r.j.save(ctx); err != nil {
+		if err := r.finish(ctx, from, dk); err != nil {
 			return err
 		}
-		if page.Next == "" {
-			break
+		if err := r.pacer.Wait(ctx, 2); err != nil {
+			return err
 		}
+		gone := expression.AttributeNotExists(expression.Name("PK")).Or(expression.Name(debtor.AttrMovedTo).Equal(expression.Value(dk)))
+		if err := r.db.Delete(ctx, kit.Key{PK: keys.Debtor(r.t.ID, from), SK: keys.ProfileSK}, &gone); err != nil {
+			return fmt.Errorf("delete an old profile: %w", err)
+		}
+		mark := expression.Name(debtor.AttrMovedFrom).Equal(expression.Value(from))
+		if _, err := r.db.Update(ctx, kit.Key{PK: keys.Debtor(r.t.ID, dk), SK: keys.ProfileSK},
+			expression.Remove(expression.Name(debtor.AttrMovedFrom)), &mark, ""); err != nil && !errors.Is(err, kit.ErrConditionFailed) {
+			return fmt.Errorf("clear a moved mark: %w", err)
+		}
+		r.j.count("tombstones", 1)
+		return nil
+	}, func(next string) error {
+		r.j.item.Cursor = next
+		return r.j.save(ctx)
+	})
+	if err != nil {
+		return err
 	}
 	r.d.progress("rotate %s: %d old profiles deleted", r.t.ID, r.j.item.Counts["tombstones"])
 	if err := r.d.Tenants.RetireDebtorKeys(ctx, r.t.ID, r.target); err != nil {
