@@ -122,12 +122,12 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 		// a second contract's call joins the first's attempt (its own task,
 		// no second contact spent).
 		if a.JoinedTo != "" {
-			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, a.SK, details, true)
+			return r.callTask(t, c, w, plan, date, now, dunning, a.JoinedTo, a.SK, a.TimeZone, a.UF, details, true)
 		}
 		// The counter and the PENDING evidence commit with the task; a
 		// call's reservation has no outbox entry, so nothing is sent.
 		w.writes, w.reserved = slices.Concat(res.Actions, w.writes), true
-		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, a.SK, details, false)
+		return r.callTask(t, c, w, plan, date, now, dunning, a.AttemptID, a.SK, a.TimeZone, a.UF, details, false)
 	}
 	if a.JoinedTo != "" {
 		// The debtor already has today's contact on this channel (another
@@ -158,11 +158,12 @@ func (r *Runner) contact(ctx context.Context, t *tenant.Tenant, c *contract.Cont
 // PENDING (JOINED for a second contract's) until the desk that works the
 // call records its outcome on the evidence at attemptKey (ADR 0085).
 func (r *Runner) callTask(t *tenant.Tenant, c *contract.Contract, w *work, plan regua.Plan, date calendar.Date, now time.Time, dunning *policy.Dunning,
-	attemptID, attemptKey string, details map[string]any, joined bool) error {
+	attemptID, attemptKey, zone, uf string, details map[string]any, joined bool) error {
 	h := &c.Header
 	task := worklist.Task{TenantID: h.TenantID, Date: date.String(), DebtorKey: h.DebtorKey, ContractID: h.ContractID, Action: plan.Action,
 		AttemptID: attemptID, AttemptKey: attemptKey, DaysPastDue: plan.DaysPastDue, AmountDueCents: plan.OverdueCents, OutstandingCents: h.OutstandingCents,
-		OldestDueDate: h.OldestOverdueDueDate, LastContactAt: h.LastContactAt, CreatedAt: keys.Timestamp(now)}
+		OldestDueDate: h.OldestOverdueDueDate, LastContactAt: h.LastContactAt, CreatedAt: keys.Timestamp(now),
+		TimeZone: zone, UF: uf}
 	put, err := worklist.Put(task)
 	if err != nil {
 		return err

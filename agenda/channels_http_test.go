@@ -247,7 +247,8 @@ func TestStepsNameTheirChannel(t *testing.T) {
 		t.Fatalf("call list: %v %v", tasks, err)
 	}
 	for _, task := range tasks {
-		if task.AttemptID != tasks[0].AttemptID || task.DebtorKey != dk || task.DaysPastDue != 4 || task.AmountDueCents != 100000 {
+		if task.AttemptID != tasks[0].AttemptID || task.DebtorKey != dk || task.DaysPastDue != 4 || task.AmountDueCents != 100000 ||
+			task.TimeZone == "" { // the zone its attempt was judged in, for the desk's window
 			t.Fatalf("tasks of one call: %+v", tasks)
 		}
 	}

@@ -322,11 +322,7 @@ func (g *Gateway) decide(ctx context.Context, t *tenant.Tenant, c *Claim) (*deci
 	// The debtor's clock and calendar, not the tenant's (ADR 0064): the
 	// window, the local date of the counter and the evidence's local time
 	// are the debtor's zone's; holidays are the debtor's state's.
-	loc := debtor.ZoneOf(prof.TimeZone, uf, t.Location)
-	local := c.At.In(loc)
-	date := calendar.Of(c.At, loc)
-	cal := t.CalendarIn(uf)
-	window := pol.WindowFor(cal, date, uf)
+	loc, local, date, cal, window := windowAt(pol, t, prof.TimeZone, uf, c.At)
 	channel, unroutable := route(*c, prof)
 	c.Channel = channel
 	id := uuid.NewString()
@@ -374,6 +370,29 @@ func (g *Gateway) settle(ctx context.Context, t *tenant.Tenant, a Attempt) (Atte
 			"action", a.Action, "reason", string(a.Reason), "local_date", a.LocalDate)
 	}
 	return a, nil
+}
+
+// windowAt is the debtor's clock and calendar at at (ADR 0064): the zone
+// (timeZone, else the UF's, else the tenant's), the local time and date,
+// the calendar of the debtor's state and that day's contact window.
+func windowAt(pol *policy.Dunning, t *tenant.Tenant, timeZone, uf string, at time.Time) (*time.Location, time.Time, calendar.Date, *calendar.Calendar, *policy.Window) {
+	loc := debtor.ZoneOf(timeZone, uf, t.Location)
+	date := calendar.Of(at, loc)
+	cal := t.CalendarIn(uf)
+	return loc, at.In(loc), date, cal, pol.WindowFor(cal, date, uf)
+}
+
+// InWindow reports whether a debtor of zone timeZone and state uf (either
+// may be empty) is inside pol's contact window at at — the rule the
+// gateway's decide applies (holidays of the debtor's state, weekdays,
+// hours in the debtor's zone) — and, when not, the instant the window
+// opens later that local day ("" when it does not open again that day).
+func InWindow(pol *policy.Dunning, t *tenant.Tenant, timeZone, uf string, at time.Time) (bool, string) {
+	_, local, _, _, window := windowAt(pol, t, timeZone, uf, at)
+	if window.Contains(local) {
+		return true, ""
+	}
+	return false, opensLater(window, local)
 }
 
 // opensLater is the instant w opens on local's day when that is still to

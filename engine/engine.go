@@ -201,7 +201,7 @@ func New(ctx context.Context, d Deps) (*Engine, error) {
 	e.Portfolio = portfolio.NewService(portfolio.Deps{Kit: e.Kit, Tenants: e.Tenants, Clock: e.Clock})
 	e.Returns = returns.NewService(returns.Deps{Tenants: e.Tenants, Settlement: e.Settlement, Charges: e.Charges})
 	if e.UI, err = ui.New(ui.Deps{Tenants: e.Tenants, Debtors: e.Debtors, Portfolio: e.Portfolio, Agenda: e.Agenda, Settlement: e.Settlement,
-		Arrangements: e.Arrangements, Contacts: e.Contacts, Charges: e.Charges, Desk: worklist.NewDesk(e.Kit, e.Clock), Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey, ExportsDir: d.ExportsDir}); err != nil {
+		Arrangements: e.Arrangements, Contacts: e.Contacts, Charges: e.Charges, Desk: worklist.NewDesk(e.Kit, e.Clock, e.Policies), Clock: e.Clock, Logger: e.Log, DataKey: d.DataKey, ExportsDir: d.ExportsDir}); err != nil {
 		return nil, err
 	}
 	e.Web = web.New(web.Options{Logger: e.Log, Title: "Lastro collections engine", TrustedProxies: d.TrustedProxies})

@@ -93,7 +93,7 @@ func TestSupervisorsDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	opA, opB := s.operatorID(), second.KeyID
-	desk := worklist.NewDesk(s.Kit, s.Clock)
+	desk := worklist.NewDesk(s.Kit, s.Clock, s.Policies)
 	s.call(t, day2, "C-UI-007", opA, "PROMISE")
 	s.call(t, day2, "C-UI-008", opA, "NO_ANSWER")
 	s.call(t, day2, "C-UI-009", opB, "REACHED")
@@ -342,7 +342,7 @@ func (s *seeded) call(t *testing.T, day calendar.Date, id, holder, outcome strin
 	if err := s.Kit.Tenant(s.t.ID, s.t.CursorKey()).Transact(bg, put); err != nil {
 		t.Fatal(err)
 	}
-	desk := worklist.NewDesk(s.Kit, s.Clock)
+	desk := worklist.NewDesk(s.Kit, s.Clock, s.Policies)
 	if err := desk.Claim(bg, s.t, day.String(), dk, id, holder); err != nil {
 		t.Fatal(err)
 	}

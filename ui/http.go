@@ -893,6 +893,13 @@ func (u *UI) claimTask(c echo.Context) error {
 	}
 	date, dk, cid := c.FormValue("date"), c.FormValue("debtorKey"), c.FormValue("contractId")
 	if err := u.d.Desk.Claim(c.Request().Context(), t, date, dk, cid, holder(c)); err != nil {
+		if errors.Is(err, worklist.ErrOutsideWindow) {
+			// What to do, in the collector's language: the API's message
+			// is English.
+			l := langOf(c)
+			return u.render(c, http.StatusConflict, "error", u.newView(c, errorData{Status: http.StatusConflict, Title: l.T("Fora da janela de contato"),
+				Message: l.T("O devedor está fora da janela de contato agora (fuso, horário, dias e feriados do estado dele). Ligue quando a janela abrir ou atenda outra ligação da fila.")}))
+		}
 		return u.fail(c, err)
 	}
 	q := url.Values{"task": {date + "/" + cid}}

@@ -18,6 +18,7 @@ import (
 	"lastro/collections/keys"
 	"lastro/collections/kit"
 	"lastro/contactlimit"
+	"lastro/policy"
 	"lastro/tenant"
 )
 
@@ -60,7 +61,16 @@ var (
 	errNotHolder  = errs.E(errs.Conflict, "task_not_yours", "take the task before recording its outcome (another collector may hold it)")
 	errDate       = errs.E(errs.Invalid, "invalid_date", "date must be YYYY-MM-DD")
 	errSettled    = errs.E(errs.Conflict, "attempt_settled", "this call's contact attempt is no longer open (blocked or settled otherwise)")
+	// ErrOutsideWindow refuses a claim while the debtor is outside the
+	// contact window in their own zone and calendar (ADRs 0064, 0080).
+	ErrOutsideWindow = errs.E(errs.Conflict, "outside_contact_window",
+		"the debtor is outside the contact window now (their zone, hours, weekdays and state holidays); call when it opens or take another task")
 )
+
+// WindowFunc tells whether task's debtor is inside the contact window at
+// now and, when not, when it opens later that local day (""): the
+// gateway's rule (contactlimit.InWindow). Nil: always inside.
+type WindowFunc func(task Task, now time.Time) (inside bool, opensAt string)
 
 // validDate refuses a day that is not a civil date before it reaches a key.
 func validDate(date string) error {
@@ -73,8 +83,10 @@ func validDate(date string) error {
 // Queue is a day's call list in the order a collector works it: open
 // tasks first, then by days past due (most first), amount due (largest
 // first) and the last contact (oldest first); a callback due comes with
-// the open ones. One keyed Query per page of the day's partition.
-func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.Time) ([]Task, error) {
+// the open ones. A task whose debtor is outside the contact window now
+// (win) is marked Outside and comes after the callable ones, before a
+// callback later. One keyed Query per page of the day's partition.
+func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.Time, win WindowFunc) ([]Task, error) {
 	if err := validDate(date); err != nil {
 		return nil, err
 	}
@@ -91,12 +103,23 @@ func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.
 		cursor = next
 	}
 	ts := keys.Timestamp(now)
-	// rank: to call now (open, or a callback due), a callback later, done.
+	if win != nil {
+		for i := range all {
+			if all[i].Status != StatusDone {
+				in, opens := win(all[i], now)
+				all[i].Outside, all[i].OpensAt = !in, opens
+			}
+		}
+	}
+	// rank: to call now (open, or a callback due), outside the window
+	// now, a callback later, done.
 	rank := func(t Task) int {
 		switch {
 		case t.Status == StatusDone:
-			return 2
+			return 3
 		case t.Status == StatusCallback && t.CallbackAt > ts:
+			return 2
+		case t.Outside:
 			return 1
 		}
 		return 0
@@ -110,9 +133,11 @@ func Queue(ctx context.Context, db *kit.Tenant, tenantID, date string, now time.
 
 // Claim gives the task of debtor dk's contract on date to holder until
 // now + ClaimFor: a conditioned update, refused while another holder's
-// claim runs (one collector per debtor at a time) or once the task is
-// done.
-func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder string, now time.Time) error {
+// claim runs (one collector per debtor at a time), once the task is
+// done, or while the debtor is outside the contact window (win): then one
+// eventually consistent GetItem of the task reads its zone and state
+// first (written once with the task, so never stale).
+func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, holder string, now time.Time, win WindowFunc) error {
 	if err := validDate(date); err != nil {
 		return err
 	}
@@ -122,6 +147,22 @@ func Claim(ctx context.Context, db *kit.Tenant, tenantID, date, dk, contractID, 
 	ctx, _ = kit.Operation(ctx, "worklist.claim")
 	name, val := expression.Name, expression.Value
 	key := kit.Key{PK: keys.WorkList(tenantID, date), SK: keys.CallTask(dk, contractID)}
+	if win != nil {
+		it, err := db.Get(ctx, key, false)
+		if err != nil {
+			return fmt.Errorf("worklist: read the task: %w", err)
+		}
+		if it == nil {
+			return errNoTask
+		}
+		var task Task
+		if err := attributevalue.UnmarshalMap(it, &task); err != nil {
+			return fmt.Errorf("worklist: decode task: %w", err)
+		}
+		if in, _ := win(task, now); !in && task.Status != StatusDone {
+			return ErrOutsideWindow
+		}
+	}
 	upd := expression.Set(name("claimedBy"), val(holder)).Set(name("claimedUntil"), val(keys.Timestamp(now.Add(ClaimFor))))
 	free := name("claimedBy").AttributeNotExists().Or(name("claimedBy").Equal(val(holder))).
 		Or(name("claimedUntil").LessThan(val(keys.Timestamp(now))))
@@ -219,25 +260,50 @@ func Record(ctx context.Context, db *kit.Tenant, tenantID string, codes []tenant
 // Desk is the call list as the collectors' pages use it: the functions
 // above on one tenant's handle.
 type Desk struct {
-	kit   *kit.Kit
-	clock clock.Clock
+	kit      *kit.Kit
+	clock    clock.Clock
+	policies *policy.Service
 }
 
-// NewDesk returns the desk on k, timed by clock.
-func NewDesk(k *kit.Kit, clock interface{ Now() time.Time }) *Desk {
-	return &Desk{kit: k, clock: clock}
+// NewDesk returns the desk on k, timed by clock; policies gives each
+// tenant's contact window (nil: the desk does not judge windows).
+func NewDesk(k *kit.Kit, clock interface{ Now() time.Time }, policies *policy.Service) *Desk {
+	return &Desk{kit: k, clock: clock, policies: policies}
+}
+
+// window is t's WindowFunc: its dunning policy's window in each task's
+// debtor's zone and state calendar (contactlimit.InWindow).
+func (d *Desk) window(ctx context.Context, t *tenant.Tenant) (WindowFunc, error) {
+	if d.policies == nil {
+		return nil, nil
+	}
+	pol, err := d.policies.Dunning(ctx, t, t.DunningPolicy)
+	if err != nil {
+		return nil, fmt.Errorf("worklist: the contact window: %w", err)
+	}
+	return func(task Task, now time.Time) (bool, string) {
+		return contactlimit.InWindow(pol, t, task.TimeZone, task.UF, now)
+	}, nil
 }
 
 func (d *Desk) db(t *tenant.Tenant) *kit.Tenant { return d.kit.Tenant(t.ID, t.CursorKey()) }
 
 // Queue is t's call list of date, in working order.
 func (d *Desk) Queue(ctx context.Context, t *tenant.Tenant, date string) ([]Task, error) {
-	return Queue(ctx, d.db(t), t.ID, date, d.clock.Now())
+	win, err := d.window(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return Queue(ctx, d.db(t), t.ID, date, d.clock.Now(), win)
 }
 
 // Claim takes a task for holder.
 func (d *Desk) Claim(ctx context.Context, t *tenant.Tenant, date, dk, contractID, holder string) error {
-	return Claim(ctx, d.db(t), t.ID, date, dk, contractID, holder, d.clock.Now())
+	win, err := d.window(ctx, t)
+	if err != nil {
+		return err
+	}
+	return Claim(ctx, d.db(t), t.ID, date, dk, contractID, holder, d.clock.Now(), win)
 }
 
 // Record writes a task's outcome, one of t's outcome codes.

@@ -42,7 +42,7 @@ func TestOneCollectorPerDebtor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	desk := worklist.NewDesk(env.Kit, env.Clock)
+	desk := worklist.NewDesk(env.Kit, env.Clock, env.Policies)
 	q, err := desk.Queue(ctx, tn, day)
 	if err != nil || len(q) != 3 || q[0].ContractID != "C-2" || q[1].ContractID != "C-3" || q[2].ContractID != "C-1" {
 		t.Fatalf("queue %v %+v: want C-2 (most late), C-3 (larger amount), C-1", err, q)
@@ -147,7 +147,7 @@ func TestTheOutcomeSettlesTheCallsEvidence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	desk := worklist.NewDesk(env.Kit, env.Clock)
+	desk := worklist.NewDesk(env.Kit, env.Clock, env.Policies)
 	const op = "3f9a0c1d2e4b5a69"
 	if err := desk.Claim(ctx, tn, day, dk, "C-1", op); err != nil {
 		t.Fatal(err)

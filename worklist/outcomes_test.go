@@ -65,7 +65,7 @@ func TestTenantOutcomeCodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	desk := worklist.NewDesk(env.Kit, env.Clock)
+	desk := worklist.NewDesk(env.Kit, env.Clock, env.Policies)
 	for _, cid := range []string{"C-1", "C-2"} {
 		if err := desk.Claim(ctx, tn, day, "00000000000000b1", cid, "ana"); err != nil {
 			t.Fatal(err)

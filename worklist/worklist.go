@@ -78,6 +78,18 @@ type Task struct {
 	// the outcome settles it (Record, ADR 0085). Empty on tasks listed
 	// before it existed.
 	AttemptKey string `dynamodbav:"attemptKey,omitempty" json:"-"`
+	// TimeZone and UF are the debtor's zone and state the listing's
+	// attempt was judged in (coarse, not personal data, ADR 0064): the
+	// desk tells from them whether the debtor is inside the contact
+	// window now without reading the profile (ADR 0080). Empty on tasks
+	// listed before they existed: the tenant's zone and calendar.
+	TimeZone string `dynamodbav:"timeZone,omitempty" json:"timeZone,omitempty"`
+	UF       string `dynamodbav:"uf,omitempty" json:"uf,omitempty"`
+	// Outside and OpensAt are derived at read time, never stored: the
+	// debtor is outside the contact window now, and the window opens
+	// again at OpensAt that local day ("" when not today).
+	Outside bool   `dynamodbav:"-" json:"outsideContactWindow,omitempty"`
+	OpensAt string `dynamodbav:"-" json:"windowOpensAt,omitempty"`
 }
 
 // Put is the task's write, for the transaction that records its step:
