@@ -25,17 +25,12 @@ import (
 // RestoreInProgress and DescribeTable then reports it ACTIVE.
 
 type restoreTableToPointInTimeInput struct {
-	SourceTableArn                *string                     `json:"SourceTableArn"`
-	SourceTableName               *string                     `json:"SourceTableName"`
-	TargetTableName               *string                     `json:"TargetTableName"`
-	RestoreDateTime               *float64                    `json:"RestoreDateTime"`
-	UseLatestRestorableTime       *bool                       `json:"UseLatestRestorableTime"`
-	BillingModeOverride           string                      `json:"BillingModeOverride"`
-	GlobalSecondaryIndexOverride  []wire.IndexSpec            `json:"GlobalSecondaryIndexOverride"`
-	LocalSecondaryIndexOverride   []wire.IndexSpec            `json:"LocalSecondaryIndexOverride"`
-	ProvisionedThroughputOverride *wire.ProvisionedThroughput `json:"ProvisionedThroughputOverride"`
-	OnDemandThroughputOverride    *wire.OnDemandThroughput    `json:"OnDemandThroughputOverride"`
-	SSESpecificationOverride      *wire.SSESpecification      `json:"SSESpecificationOverride"`
+	SourceTableArn          *string  `json:"SourceTableArn"`
+	SourceTableName         *string  `json:"SourceTableName"`
+	TargetTableName         *string  `json:"TargetTableName"`
+	RestoreDateTime         *float64 `json:"RestoreDateTime"`
+	UseLatestRestorableTime *bool    `json:"UseLatestRestorableTime"`
+	restoreOverrides
 }
 
 func invalidRestoreTime(msg string) *wire.APIError {
@@ -143,12 +138,7 @@ func (s *Store) RestoreTableToPointInTime(ctx context.Context, body []byte) (any
 	// The overrides and checks are those of a restore from a backup of
 	// the source's current definition.
 	b := &backupDesc{Table: *src}
-	d, err := s.restoredDef(b, &restoreTableFromBackupInput{
-		TargetTableName: in.TargetTableName, BillingModeOverride: in.BillingModeOverride,
-		GlobalSecondaryIndexOverride: in.GlobalSecondaryIndexOverride, LocalSecondaryIndexOverride: in.LocalSecondaryIndexOverride,
-		ProvisionedThroughputOverride: in.ProvisionedThroughputOverride, OnDemandThroughputOverride: in.OnDemandThroughputOverride,
-		SSESpecificationOverride: in.SSESpecificationOverride,
-	})
+	d, err := s.restoredDef(b, &restoreTableFromBackupInput{TargetTableName: in.TargetTableName, restoreOverrides: in.restoreOverrides})
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,15 @@ import (
 // with RestoreInProgress, and DescribeTable then reports it ACTIVE.
 
 type restoreTableFromBackupInput struct {
-	TargetTableName               *string                     `json:"TargetTableName"`
-	BackupArn                     *string                     `json:"BackupArn"`
+	TargetTableName *string `json:"TargetTableName"`
+	BackupArn       *string `json:"BackupArn"`
+	restoreOverrides
+}
+
+// restoreOverrides are what a restore may set apart from the source's
+// definition, the same for a restore from a backup and to a point in
+// time.
+type restoreOverrides struct {
 	BillingModeOverride           string                      `json:"BillingModeOverride"`
 	GlobalSecondaryIndexOverride  []wire.IndexSpec            `json:"GlobalSecondaryIndexOverride"`
 	LocalSecondaryIndexOverride   []wire.IndexSpec            `json:"LocalSecondaryIndexOverride"`
