@@ -87,15 +87,7 @@ func tenantCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer e.Close()
 	rep, err := ops.Offboard(ctx, e.opsDeps(stderr), id, ops.OffboardOptions{Out: *out, WCU: *wcu})
-	if rep != nil {
-		if perr := printJSON(stdout, rep); err == nil {
-			err = perr
-		}
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: run the same command again to resume")
-	}
-	return err
+	return jobDone(ctx, stdout, rep, err)
 }
 
 // lgpdCmd: lastro lgpd erase-due --tenant T.
@@ -236,6 +228,14 @@ func rotateDebtorKeysCmd(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	defer e.Close()
 	rep, err := ops.RotateDebtorKeys(ctx, e.opsDeps(stderr), *id, ops.RotateOptions{WCU: *wcu, Settle: *settle})
+	return jobDone(ctx, stdout, rep, err)
+}
+
+// jobDone ends a maintenance command: the job's report, printed as JSON
+// even when the job stopped early (it says how far it got), and an
+// interruption worded as what to do next. Every job resumes from its
+// checkpoint when run again.
+func jobDone[R any](ctx context.Context, stdout io.Writer, rep *R, err error) error {
 	if rep != nil {
 		if perr := printJSON(stdout, rep); err == nil {
 			err = perr

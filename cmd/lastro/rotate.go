@@ -86,15 +86,7 @@ func rotateDataKeyCmd(ctx context.Context, args []string, stdout, stderr io.Writ
 	o := ops.RewrapOptions{WCU: *wcu, SecretsKey: cmp.Or(cfg.DataKeyID, secret.LegacyKeyID), PIIKey: named.Current()}
 	fmt.Fprintf(stderr, "rotate data-key: sealing under data key %s and personal-data key %s; every engine must already open them (docs/adr/0083)\n", o.SecretsKey, o.PIIKey)
 	rep, err := ops.RewrapDataKey(ctx, e.opsDeps(stderr), o)
-	if rep != nil {
-		if perr := printJSON(stdout, rep); err == nil {
-			err = perr
-		}
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: run the same command again to resume")
-	}
-	return err
+	return jobDone(ctx, stdout, rep, err)
 }
 
 // withNewDataKey makes the key read from src (a file, or env:NAME) the
